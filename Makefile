@@ -1,0 +1,36 @@
+# posenc: every set-up step lives here. Two commands for a fresh clone: `make serve`, `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip
+DEVICE ?= cpu
+export NO_MKDOCS_2_WARNING := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: setup serve build test bench clean
+
+$(VENV)/.installed: pyproject.toml requirements/constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet -c requirements/constraints.txt -e ".[torch,docs,test]"
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup: $(VENV)/.installed node_modules/.installed
+
+serve: setup
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
+build: setup
+	$(BIN)/mkdocs build --strict
+
+test: setup
+	$(BIN)/python -m pytest --device $(DEVICE) $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/python -m bench --device $(DEVICE)
+
+clean:
+	rm -rf site .pytest_cache .hypothesis

@@ -1,0 +1,3 @@
+"""(in progress)"""
+
+__all__: list[str] = []
