@@ -11,7 +11,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 $(VENV)/.installed: pyproject.toml requirements/constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet -c requirements/constraints.txt -e ".[torch,docs,test]"
+	$(PIP) install --quiet -c requirements/constraints.txt -e ".[torch,docs,test,compat]"
+	$(PIP) install --quiet -c requirements/constraints.txt --no-deps timm
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

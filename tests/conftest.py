@@ -37,3 +37,25 @@ def to_numpy(x) -> np.ndarray:
     if isinstance(x, torch.Tensor):
         return x.detach().cpu().to(torch.float64).numpy()
     return np.asarray(x, dtype=np.float64)
+
+
+class BuiltSite:
+    def __init__(self, path, returncode, log):
+        self.path, self.returncode, self.log = path, returncode, log
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> BuiltSite:
+    """The whole bilingual site, built once per session with ``mkdocs build --strict``."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=root, env=env, capture_output=True, text=True,
+    )
+    return BuiltSite(out, proc.returncode, proc.stdout + proc.stderr)

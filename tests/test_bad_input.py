@@ -119,6 +119,8 @@ def test_module_rejects_wrong_width(shape):
         ({"max_len": 2.5}, TypeError, "max_len must be a positive integer"),
         ({"dropout": 1.5}, ValueError, r"dropout must be a probability in \[0, 1\), got 1.5"),
         ({"dropout": -0.1}, ValueError, "dropout must be a probability"),
+        ({"base": "x"}, TypeError, "base must be a finite real number, got .x."),
+        ({"base": 1.0}, ValueError, "base must be a finite number > 0 and != 1"),
     ],
 )
 def test_module_bad_arguments(kwargs, exc, match):

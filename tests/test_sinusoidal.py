@@ -183,3 +183,10 @@ def test_shift_matrix_moves_encodings(offset, p, dim):
     moved = posenc.sinusoidal(np.array([p]), dim) @ t.T
     np.testing.assert_allclose(moved, posenc.sinusoidal(np.array([p + offset]), dim), atol=1e-9)
     np.testing.assert_allclose(t @ t.T, np.eye(dim), atol=1e-12)  # a rotation
+
+
+def test_positions_that_require_grad_are_differentiable():
+    positions = torch.tensor([3.0, 4.0, 5.0], dtype=torch.float64, requires_grad=True)
+    pe = posenc.sinusoidal(positions, 4, dtype=torch.float64)
+    pe[:, 0].sum().backward()  # d/dp sin(p w_0) = cos(p) (w_0 = 1)
+    torch.testing.assert_close(positions.grad, torch.cos(positions.detach()))

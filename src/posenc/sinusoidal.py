@@ -125,6 +125,8 @@ def sinusoidal(positions, dim, *, base=10000.0, layout="interleaved", dtype=None
     pos, torch_in = as_positions(positions)
     out_dtype = result_dtype(dtype, torch_out=torch_in)
     w = frequencies(dim, base=base)
+    if torch_in and pos.device.type == "mps":  # no float64 on Apple GPUs: exact on the CPU, then move
+        return sinusoidal(pos.cpu(), dim, base=base, layout=layout, dtype=out_dtype).to(pos.device)
     backend = _TorchOps(pos) if torch_in else _NumpyOps()
     return _table(backend, pos, w, layout, out_dtype)
 
@@ -304,8 +306,8 @@ class _TorchOps:
     def progression(self, p64):
         t = self.torch
         rows, length = p64.shape
-        if length < 2 or p64.device.type == "meta":
-            return None
+        if length < 2 or p64.device.type == "meta" or p64.requires_grad:
+            return None  # meta has no values; a grad-tracking input keeps the differentiable path
         step = p64[0, 1] - p64[0, 0]
         expected = p64[:, :1] + t.arange(length, dtype=t.float64, device=p64.device) * step
         if not t.equal(p64, expected):

@@ -7,7 +7,7 @@ import numbers
 import torch
 from torch import nn
 
-from .._array import check_choice, check_dim
+from .._array import check_base, check_choice, check_dim
 from ..sinusoidal import LAYOUTS, sinusoidal
 
 __all__ = ["SinusoidalPositionalEncoding"]
@@ -51,7 +51,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         super().__init__()
         self.dim = check_dim(dim)
         self.max_len = check_dim(max_len, name="max_len", even=False)
-        self.base = float(base)
+        self.base = check_base(base)
         self.layout = check_choice(layout, name="layout", choices=LAYOUTS)
         if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
             raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
