@@ -7,7 +7,14 @@ import os
 import numpy as np
 import pytest
 
+from hypothesis import settings
+
 torch = pytest.importorskip("torch")
+
+# No per-example deadline: the suite shares 2 cores with builds and browsers, and a slow example
+# is not a wrong one. Speed is measured in `make bench`, never here.
+settings.register_profile("posenc", deadline=None)
+settings.load_profile("posenc")
 
 BACKENDS = ("numpy", "torch")
 

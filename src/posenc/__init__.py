@@ -1,7 +1,8 @@
 """posenc: small, exact reference implementations of Transformer position encodings.
 
 Functions take positions and return arrays in the input's library (NumPy or torch) on the
-input's device. Importing posenc never imports torch; ``posenc.torch`` holds the nn.Modules.
+input's device. Importing posenc never imports torch; ``posenc.torch`` holds the nn.Modules
+and ``posenc.compat`` the drop-ins named after the framework functions they reproduce.
 One family of encodings per module; each module lists its public names in ``__all__``.
 """
 
@@ -9,21 +10,42 @@ from __future__ import annotations
 
 import importlib
 
+from . import alibi as _alibi
 from . import attention as _attention
 from . import naive as _naive
+from . import positions as _positions
 from . import relative as _relative
+from . import rope as _rope
+from . import sincos2d as _sincos2d
 from . import sinusoidal as _sinusoidal
+from . import t5 as _t5
+from .alibi import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .naive import *  # noqa: F403
+from .positions import *  # noqa: F403
 from .relative import *  # noqa: F403
+from .rope import *  # noqa: F403
+from .sincos2d import *  # noqa: F403
 from .sinusoidal import *  # noqa: F403
+from .t5 import *  # noqa: F403
 
-__all__ = [*_sinusoidal.__all__, *_naive.__all__, *_attention.__all__, *_relative.__all__]
+__all__ = [
+    *_sinusoidal.__all__,
+    *_naive.__all__,
+    *_attention.__all__,
+    *_positions.__all__,
+    *_relative.__all__,
+    *_rope.__all__,
+    *_alibi.__all__,
+    *_t5.__all__,
+    *_sincos2d.__all__,
+]
 __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    # ``posenc.torch`` is imported on first use, so ``import posenc`` stays free of torch.
-    if name == "torch":
-        return importlib.import_module(".torch", __name__)
+    # ``posenc.torch`` and ``posenc.compat`` are imported on first use, so ``import posenc``
+    # stays free of torch.
+    if name in ("torch", "compat"):
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'posenc' has no attribute {name!r}")

@@ -21,6 +21,8 @@ __all__ = [
     "check_scalar",
     "as_positions",
     "result_dtype",
+    "check_length",
+    "like_spec",
 ]
 
 
@@ -142,3 +144,26 @@ def result_dtype(dtype, *, torch_out: bool):
 def is_torch_dtype(dtype) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(dtype, torch.dtype)
+
+
+def check_length(value, *, name):
+    """A count that may be 0: a non-negative integer (not bool)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a non-negative integer, got {_describe(value)}")
+    value = int(value)
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value}")
+    return value
+
+
+def like_spec(like, dtype):
+    """``(torch_out, device, dtype)`` for an output shaped after ``like`` (None: NumPy)."""
+    if like is None or isinstance(like, np.ndarray):
+        if dtype is None and like is not None and like.dtype.kind == "f":
+            dtype = like.dtype
+        return False, None, result_dtype(dtype, torch_out=False)
+    if is_torch(like):
+        if dtype is None and like.is_floating_point():
+            dtype = like.dtype
+        return True, like.device, result_dtype(dtype, torch_out=True)
+    raise TypeError(f"like must be a NumPy array, a torch tensor or None, got {_describe(like)}")

@@ -9,8 +9,13 @@ languages.
 from __future__ import annotations
 
 import io
+import itertools
+import re
 
 __all__ = ["figure", "to_html"]
+
+_count = 0
+_ids = itertools.count(1)
 
 
 def figure(width: float = 6.4, height: float = 3.2, **kwargs):
@@ -20,7 +25,10 @@ def figure(width: float = 6.4, height: float = 3.2, **kwargs):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"svg.fonttype": "path", "svg.hashsalt": "posenc", "font.size": 9})
+    global _count
+    _count += 1
+    # a salt per figure: ids inside two inline SVGs on one page must not collide
+    plt.rcParams.update({"svg.fonttype": "path", "svg.hashsalt": f"posenc-{_count}", "font.size": 9})
     return plt.subplots(figsize=(width, height), layout="constrained", **kwargs)
 
 
@@ -33,5 +41,9 @@ def to_html(fig, *, alt: str = "") -> str:
     plt.close(fig)
     svg = buf.getvalue()
     svg = svg[svg.index("<svg") :]
+    # ids are unique within one SVG, not across the several inline on a page: prefix them all
+    prefix = f"fig{next(_ids)}-"
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', svg)
+    svg = re.sub(r'(url\(#|href="#)([^)"]+)', lambda m: f"{m.group(1)}{prefix}{m.group(2)}", svg)
     label = f' role="img" aria-label="{alt}"' if alt else ""
     return f'<div class="posenc-figure"{label}>\n{svg}\n</div>'

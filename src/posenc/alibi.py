@@ -1,0 +1,200 @@
+"""ALiBi: attention with linear biases (Press et al., 2021).
+
+No vector is added to the tokens. Each head ``h`` adds ``-m_h * (i - j)`` to the score of query
+``i`` against key ``j``: a penalty that grows linearly with the distance, with a fixed slope
+``m_h`` per head taken from a geometric sequence.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+
+import numpy as np
+
+from ._array import _describe, check_dim, check_length, check_scalar, is_torch, like_spec, result_dtype
+
+__all__ = ["alibi_bias", "alibi_slopes"]
+
+
+def alibi_slopes(n_heads, *, max_bias=8.0):
+    """Per-head ALiBi slopes (Press et al., 2021).
+
+    Parameters
+    ----------
+    n_heads : int
+        Number of attention heads, a positive integer.
+    max_bias : float, default 8.0
+        The exponent range: for a power of two ``n`` the slopes are ``2 ** (-max_bias * i / n)``,
+        ``i = 1 .. n``. The paper fixes 8; MPT calls it ``alibi_bias_max``.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_heads,), float64
+        Head ``h``'s slope at index ``h``. Decreasing for a power of two; otherwise the extra
+        slopes come last and fall between the first ones (see Notes).
+
+    Raises
+    ------
+    TypeError
+        ``n_heads`` not an integer; ``max_bias`` not a real number.
+    ValueError
+        ``n_heads`` <= 0; ``max_bias`` not finite or <= 0.
+
+    See Also
+    --------
+    alibi_bias : the bias these slopes scale.
+
+    Notes
+    -----
+    For ``n`` a power of two, ``m_i = 2 ** (-max_bias * i / n)`` for ``i = 1 .. n``. Otherwise,
+    with ``c`` the largest power of two below ``n``: the ``c`` slopes for ``c`` heads, then the
+    first ``n - c`` of every other slope of the ``2c`` sequence (those with odd ``i``:
+    ``2 ** (-max_bias * i / (2c))``, ``i = 1, 3, 5, ...``). This is the paper's reference code, and
+    equals the slopes of BLOOM's ``build_alibi_tensor`` and of MPT's ``build_mpt_alibi_tensor``
+    with ``alibi_bias_max = max_bias`` (MPT starts from the next power of two up and takes its
+    even-indexed slopes, then the odd-indexed ones: a different route to the same numbers). Both
+    compute in float32, so they agree with these to float32 rounding.
+
+    References
+    ----------
+    Press, Smith and Lewis, "Train Short, Test Long: Attention with Linear Biases Enables Input
+    Length Extrapolation", arXiv:2108.12409.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import posenc
+    >>> posenc.alibi_slopes(8)
+    array([0.5       , 0.25      , 0.125     , 0.0625    , 0.03125   , 0.015625  ,
+           0.0078125 , 0.00390625])
+    >>> np.round(posenc.alibi_slopes(6), 4)
+    array([0.25  , 0.0625, 0.0156, 0.0039, 0.5   , 0.125 ])
+    """
+    n = check_dim(n_heads, name="n_heads", even=False)
+    max_bias = check_scalar(max_bias, name="max_bias")
+    if max_bias <= 0:
+        raise ValueError(f"max_bias must be a finite real number > 0, got {max_bias}")
+    c = 1 << (n.bit_length() - 1)  # largest power of two <= n
+    slopes = _power_of_two_slopes(c, max_bias)
+    if c != n:
+        extra = _power_of_two_slopes(2 * c, max_bias)[0::2][: n - c]
+        slopes = np.concatenate([slopes, extra])
+    return slopes
+
+
+def _power_of_two_slopes(n, max_bias):
+    return np.exp2(-max_bias * np.arange(1, n + 1, dtype=np.float64) / n)
+
+
+def alibi_bias(
+    q_len, k_len, n_heads, *, causal=True, offset=None, max_bias=8.0, like=None, dtype=None
+):
+    """ALiBi attention bias for every head, query and key (Press et al., 2021).
+
+    Parameters
+    ----------
+    q_len : int
+        Number of queries (>= 0).
+    k_len : int
+        Number of keys (>= 0).
+    n_heads : int
+        Number of heads (see :func:`alibi_slopes`).
+    causal : bool, default True
+        ``True``: ``-m_h * (i - j)`` for keys at or before the query and ``-inf`` for future keys
+        (the paper's decoder). ``False``: ``-m_h * |i - j|`` for every key, a symmetric penalty
+        for encoders (an extension; the paper treats causal language models only).
+    offset : int, optional
+        Position of query 0 among the keys: query ``i`` sits at position ``offset + i``, key ``j``
+        at position ``j``. Default ``k_len - q_len``: the queries are the last ``q_len`` of the
+        keys, as when decoding with a KV cache. A causal row whose query precedes every key is
+        all ``-inf`` (its softmax is undefined).
+    max_bias : float, default 8.0
+        Passed to :func:`alibi_slopes`.
+    like : numpy.ndarray or torch.Tensor, optional
+        Chooses the output library and device (and the dtype, when ``like`` is floating). Default:
+        NumPy.
+    dtype : floating dtype, optional
+        Output dtype, overriding ``like``'s. Default float64 for NumPy,
+        ``torch.get_default_dtype()`` for a tensor ``like`` that is not floating.
+
+    Returns
+    -------
+    array of shape (n_heads, q_len, k_len)
+        Add it to the attention scores (before the softmax), broadcast over the batch.
+
+    Raises
+    ------
+    TypeError
+        A length or ``offset`` not an integer, ``causal`` not a bool, ``like`` not an array,
+        ``dtype`` not floating.
+    ValueError
+        A negative length, ``n_heads`` <= 0, ``max_bias`` <= 0.
+
+    See Also
+    --------
+    alibi_slopes : the ``m_h``.
+
+    Notes
+    -----
+    ``bias[h, i, j] = -m_h * (offset + i - j)`` when ``offset + i >= j``, else ``-inf`` (causal);
+    ``-m_h * |offset + i - j|`` (``causal=False``). The bias of a query on itself is 0.
+    BLOOM and MPT add ``m_h * j`` or ``m_h * (j - (k_len - 1))`` instead (and mask future keys
+    separately): the same bias plus a constant per query row, which the softmax cancels.
+
+    References
+    ----------
+    Press, Smith and Lewis, arXiv:2108.12409.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import posenc
+    >>> np.round(posenc.alibi_bias(3, 3, 2), 4)
+    array([[[ 0.    ,   -inf,   -inf],
+            [-0.0625,  0.    ,   -inf],
+            [-0.125 , -0.0625,  0.    ]],
+    <BLANKLINE>
+           [[ 0.    ,   -inf,   -inf],
+            [-0.0039,  0.    ,   -inf],
+            [-0.0078, -0.0039,  0.    ]]])
+    >>> np.round(posenc.alibi_bias(1, 5, 1), 4)   # one new query after 4 cached keys
+    array([[[-0.0156, -0.0117, -0.0078, -0.0039,  0.    ]]])
+    >>> posenc.alibi_bias(2, 4, 8, causal=False).shape
+    (8, 2, 4)
+    >>> import torch
+    >>> scores = torch.zeros(2, 8, 4, 4)                 # (batch, heads, queries, keys)
+    >>> bias = posenc.alibi_bias(4, 4, 8, like=scores)   # scores' device and dtype
+    >>> tuple(bias.shape), bias.dtype
+    ((8, 4, 4), torch.float32)
+    """
+    q_len = check_length(q_len, name="q_len")
+    k_len = check_length(k_len, name="k_len")
+    slopes = alibi_slopes(n_heads, max_bias=max_bias)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be a bool, got {_describe(causal)}")
+    if offset is None:
+        offset = k_len - q_len
+    elif isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
+        raise TypeError(f"offset must be an integer or None, got {_describe(offset)}")
+    offset = int(offset)
+    torch_out, device, out_dtype = like_spec(like, dtype)
+    if torch_out:
+        torch = sys.modules["torch"]
+        i = torch.arange(q_len, dtype=torch.float64, device=device)
+        j = torch.arange(k_len, dtype=torch.float64, device=device)
+        d = (i + offset)[:, None] - j[None, :]  # (q, k): query position minus key position
+        m = torch.as_tensor(slopes, dtype=torch.float64, device=device)[:, None, None]
+        if causal:
+            bias = torch.where(d >= 0, m * (0.0 - d), -math.inf)
+        else:
+            bias = m * (0.0 - d.abs())
+        return bias.to(out_dtype)
+    d = (np.arange(q_len, dtype=np.float64) + offset)[:, None] - np.arange(k_len, dtype=np.float64)
+    m = slopes[:, None, None]
+    if causal:
+        bias = np.where(d >= 0, m * (0.0 - d), -np.inf)  # 0.0 - d: no -0.0 on the diagonal
+    else:
+        bias = m * (0.0 - np.abs(d))
+    return bias.astype(out_dtype, copy=False)

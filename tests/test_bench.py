@@ -1,0 +1,72 @@
+"""Smoke test of ``make bench``: the harness runs on tiny sizes and its numbers hang together.
+
+No time is asserted here (speed goals are met in `make bench`, never in a test); what is
+checked is that every case ran, that ratios are the ratios of the reported times, and that the
+errors reported for posenc meet the precision bounds while the naive peers' do not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.values, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    pytest.importorskip("transformers")
+    pytest.importorskip("positional_encodings")
+    pytest.importorskip("rotary_embedding_torch")
+    sys.path.insert(0, str(ROOT))
+    from bench.report import run
+
+    path = tmp_path_factory.mktemp("bench") / "bench.json"
+    results = run(quick=True, repeat=2, memory=True, build=False, json_path=path)
+    return results, json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_every_case_ran_and_was_written(quick):
+    results, written = quick
+    assert [c["id"] for c in written["cases"]] == ["sinusoidal-torch", "sinusoidal-numpy", "rope-torch", "modules-torch"]
+    assert written["machine"]["torch"] and written["date"]
+    for case in written["cases"]:
+        assert case["rows"], case["id"]
+        for row in case["rows"]:
+            assert row["ms"] > 0 and math.isfinite(row["ms"]), row
+
+
+def test_ratios_are_ratios_of_the_times(quick):
+    _, written = quick
+    for case in written["cases"]:
+        peers = [r["ms"] for r in case["rows"] if r["kind"] == "peer"]
+        for row in case["rows"]:
+            if row.get("ratio_to_fastest_peer") is not None:
+                assert row["ratio_to_fastest_peer"] == pytest.approx(row["ms"] / min(peers))
+        assert case["met"] == (case["measured_ratio"] <= case["goal_ratio"])
+
+
+def test_reported_errors_separate_posenc_from_naive_code(quick):
+    _, written = quick
+    by_case = {c["id"]: {r["name"]: r for r in c["rows"]} for c in written["cases"]}
+    sin = by_case["sinusoidal-torch"]
+    assert sin["posenc.sinusoidal"]["max_error"] <= 3e-7  # includes positions near 2**24
+    assert sin["naive torch (tutorial code)"]["max_error"] > 1e-5  # already wrong near 4096
+    assert by_case["sinusoidal-numpy"]["posenc.sinusoidal (NumPy)"]["max_error"] <= 3e-7
+    rope = by_case["rope-torch"]
+    for name in ("posenc.apply_rope interleaved", "posenc.apply_rope half"):
+        assert rope[name]["max_error"] <= 1e-6
+    assert rope["Meta Llama complex multiply"]["max_error"] > 1e-5
+
+
+def test_memory_rows_compare_peak_with_output(quick):
+    results, _ = quick
+    for row in results["memory"]:
+        assert row["output_mb"] > 0
+        assert row["ratio"] == pytest.approx(row["peak_mb"] / row["output_mb"])
