@@ -47,6 +47,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ._array import as_positions, check_base, check_choice, check_dim, is_torch
+from .sinusoidal import _sin_cos
 
 __all__ = ["rope_frequencies", "apply_rope", "rope_permutation"]
 
@@ -436,7 +437,7 @@ def apply_rope(x, positions, *, base=10000.0, pairing="interleaved", scaling=Non
     rot = _rotary_dim(rotary_dim, x.shape[-1])
     inv_freq, factor = rope_frequencies(rot, base=base, scaling=scaling, seq_len=seq_len)
     pos = _fit_positions(positions, x)
-    cos, sin = _cos_sin(pos, inv_freq, factor)
+    cos, sin = _cos_sin(pos, inv_freq, factor, dtype=_work_dtype(x))
     return _rotate(x, cos, sin, pairing=pairing, rotary_dim=rot)
 
 
@@ -568,22 +569,29 @@ def _fit_positions(positions, x):
     return pos.reshape(shape)
 
 
-def _cos_sin(pos, inv_freq, factor):
-    """Float64 ``attention_factor * cos(p w)`` and ``... sin(p w)``, shape ``pos.shape + (r/2,)``."""
+def _work_dtype(x):
+    """The dtype the rotation runs in: float64 for float64 input, else float32."""
+    if is_torch(x):
+        torch = sys.modules["torch"]
+        return torch.float64 if x.dtype == torch.float64 else torch.float32
+    return np.dtype(np.float64) if x.dtype.itemsize >= 8 else np.dtype(np.float32)
+
+
+def _cos_sin(pos, inv_freq, factor, dtype=None):
+    """``attention_factor * cos(p w)`` and ``... sin(p w)``, shape ``pos.shape + (r/2,)``.
+
+    Exact to the output dtype (float64 by default): the angles are formed in float64, by the
+    anchor-and-rotation method of :func:`posenc.sinusoidal` where positions run in steps.
+    """
     if is_torch(pos):
         torch = sys.modules["torch"]
-        device = pos.device
-        work = torch.device("cpu") if device.type == "mps" else device  # MPS has no float64
-        p = pos.to(device=work, dtype=torch.float64)
-        angle = p[..., None] * torch.as_tensor(inv_freq, dtype=torch.float64, device=work)
-        cos, sin = torch.cos(angle), torch.sin(angle)
+        dtype = torch.float64 if dtype is None else dtype
     else:
-        angle = np.asarray(pos, dtype=np.float64)[..., None] * inv_freq
-        cos, sin = np.cos(angle), np.sin(angle)
+        dtype = np.dtype(np.float64) if dtype is None else np.dtype(dtype)
+    table = _sin_cos(pos, inv_freq, dtype)  # (..., r): sin, cos interleaved
+    sin, cos = table[..., 0::2], table[..., 1::2]
     if factor != 1.0:
         cos, sin = cos * factor, sin * factor
-    if is_torch(pos) and cos.device != pos.device:
-        cos, sin = cos.to(pos.device), sin.to(pos.device)
     return cos, sin
 
 

@@ -175,6 +175,19 @@ def shift_matrix(offset, dim, *, base=10000.0):
 # --- the table ------------------------------------------------------------------------------
 
 
+def _sin_cos(pos, w, dtype):
+    """Interleaved ``[sin(p w_0), cos(p w_0), ...]`` for any float64 ladder ``w`` (RoPE uses this).
+
+    ``pos`` is a NumPy array or a tensor (its library and device are kept); ``dtype`` the output
+    dtype of that library. Same exact method as :func:`sinusoidal`.
+    """
+    torch_in = not isinstance(pos, np.ndarray)
+    if torch_in and pos.device.type == "mps":  # no float64 on Apple GPUs
+        return _sin_cos(pos.cpu(), w, dtype).to(pos.device)
+    ops = _TorchOps(pos) if torch_in else _NumpyOps()
+    return _table(ops, pos, np.asarray(w, dtype=np.float64), "interleaved", dtype)
+
+
 def _table(ops, pos, w, layout, out_dtype):
     shape = tuple(pos.shape)
     half = len(w)
