@@ -132,7 +132,7 @@ def print_case(case):
 
 def run(*, device="cpu", quick=False, repeat=None, memory=True, build=True, json_path=None):
     size = cases.QUICK if quick else cases.BIG
-    repeat = repeat or (3 if quick else 7)
+    repeat = repeat or (3 if quick else 9)
     torch.manual_seed(0)
     results = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
