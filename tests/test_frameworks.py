@@ -268,3 +268,48 @@ def test_mae_is_timm_with_its_halves_swapped(timm_sincos, grid_size, dim):
         build([grid_size, grid_size], dim, reverse_coord=True, interleave_sin_cos=True)
     )
     assert np.abs(mae - reverse).max() > 0.5  # reverse_coord is not MAE's order
+
+
+# --- DistilBERT / XLM sinusoidal option, OPT learned positions (transformers) -----------------
+
+
+@pytest.mark.parametrize("n_pos,dim", [(64, 32), (512, 768), (33, 10)])
+def test_distilbert_sinusoidal_embeddings_equal_posenc(n_pos, dim):
+    """DistilBERT's (and XLM's) create_sinusoidal_embeddings is the paper's table, interleaved."""
+    require("transformers")
+    from transformers.models.distilbert.modeling_distilbert import create_sinusoidal_embeddings
+
+    out = torch.empty(n_pos, dim)
+    create_sinusoidal_embeddings(n_pos, dim, out)
+    # theirs is the float64 table rounded once to float32: within half a float32 ulp of posenc's
+    # float64 table; posenc's own float32 table is within its 4u bound (2.4e-7) of both
+    np.testing.assert_allclose(out.numpy(), posenc.sinusoidal(n_pos, dim), rtol=0, atol=2.0**-25)
+    np.testing.assert_allclose(out.numpy(), posenc.sinusoidal(n_pos, dim, dtype=np.float32), rtol=0, atol=3e-7)
+
+
+def test_xlm_sinusoidal_embeddings_equal_posenc():
+    require("transformers")
+    from transformers.models.xlm.modeling_xlm import create_sinusoidal_embeddings
+
+    out = torch.empty(128, 64)
+    create_sinusoidal_embeddings(128, 64, out)
+    np.testing.assert_allclose(out.numpy(), posenc.sinusoidal(128, 64), rtol=0, atol=2.0**-25)
+
+
+def test_opt_learned_positions_equal_learned_embedding_with_padding_idx_1():
+    """OPT: a table of max_len + 2 rows, real tokens counted over the mask, row = position + 2."""
+    require("transformers")
+    from transformers.models.opt.modeling_opt import OPTLearnedPositionalEmbedding
+
+    from posenc.torch import LearnedPositionalEmbedding
+
+    torch.manual_seed(0)
+    theirs = OPTLearnedPositionalEmbedding(32, 8)
+    ours = LearnedPositionalEmbedding(32, 8, padding_idx=1)
+    assert ours.weight.shape == theirs.weight.shape == (34, 8)
+    ours.load_state_dict({"weight": theirs.weight.detach().clone()})
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])  # left padding in row 0
+    want = theirs(mask)
+    got = ours.embed(posenc.position_ids(mask, pad_value=0))
+    real = mask.bool()
+    torch.testing.assert_close(got[real], want[real])
