@@ -10,8 +10,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import sys
-import types
 
 import numpy as np
 import pytest
@@ -40,30 +38,16 @@ def _numpy(t):
 
 @pytest.fixture(scope="module")
 def timm_sincos():
-    """timm.layers.pos_embed_sincos without ``import timm`` (which needs torchvision).
+    """timm.layers.pos_embed_sincos without ``import timm`` (which needs torchvision); the loader
+    is the benchmark's (bench/peers.py), which leaves sys.modules as it found it."""
+    from bench.peers import timm_sincos as load
 
-    Shell packages ``timm`` and ``timm.layers`` pointing at the installed directories let the
-    module and its relative imports (._fx, .grid, .trace_utils; none needs torchvision) load
-    alone; sys.modules is restored afterwards.
-    """
-    spec = importlib.util.find_spec("timm")
-    if spec is None or not spec.submodule_search_locations:
+    try:
+        return load()
+    except ImportError:
         if os.environ.get("CI") == "true":
             pytest.fail("timm is not installed (required under CI)")
         pytest.skip("timm is not installed")
-    root = next(iter(spec.submodule_search_locations))
-    saved = {k: v for k, v in sys.modules.items() if k == "timm" or k.startswith("timm.")}
-    try:
-        for name, path in (("timm", root), ("timm.layers", os.path.join(root, "layers"))):
-            shell = types.ModuleType(name)
-            shell.__path__ = [path]
-            sys.modules[name] = shell
-        module = importlib.import_module("timm.layers.pos_embed_sincos")
-    finally:
-        for k in [k for k in sys.modules if k == "timm" or k.startswith("timm.")]:
-            del sys.modules[k]
-        sys.modules.update(saved)
-    return module
 
 
 HEADS = [1, 2, 3, 5, 6, 8, 12, 16, 20, 32, 40, 64, 71, 112]
