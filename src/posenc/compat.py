@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from ._array import _describe, check_length, check_scalar, is_torch
+from ._array import _describe, check_dim, check_length, check_scalar, is_torch
 
 __all__ = [
     "fairseq_make_positions",
@@ -80,7 +80,7 @@ def tensor2tensor_timing_signal_1d(
     array([0.841, 0.   , 0.54 , 1.   , 0.   ])
     """
     length = check_length(length, name="length")
-    channels = _positive_int(channels, "channels")
+    channels = check_dim(channels, name="channels", even=False)
     lo = _positive(min_timescale, "min_timescale")
     hi = _positive(max_timescale, "max_timescale")
     start = _integer(start_index, "start_index")
@@ -140,7 +140,7 @@ def fairseq_sinusoidal_embedding(num_embeddings, embedding_dim, padding_idx=None
            [ 0.141,  0.03 ,  0.   , -0.99 ,  1.   ,  1.   ]])
     """
     rows = check_length(num_embeddings, name="num_embeddings")
-    dim = _positive_int(embedding_dim, "embedding_dim")
+    dim = check_dim(embedding_dim, name="embedding_dim", even=False)
     if dim < 4:
         raise ValueError(
             f"embedding_dim must be an integer >= 4 (fairseq divides by embedding_dim // 2 - 1), "
@@ -256,7 +256,7 @@ def marian_sinusoidal_weight(n_pos, dim):
            [0.841, 0.025, 0.001, 0.54 , 1.   ]])
     """
     n_pos = check_length(n_pos, name="n_pos")
-    dim = _positive_int(dim, "dim")
+    dim = check_dim(dim, name="dim", even=False)
     j = np.arange(dim)
     divisors = np.array([np.power(10000, 2 * (k // 2) / dim) for k in j.tolist()])
     angles = np.arange(n_pos, dtype=np.float64)[:, None] / divisors  # (n_pos, dim)
@@ -342,14 +342,6 @@ def _halves(positions, inv, width):
     table[:, :n] = np.sin(angle)
     table[:, n : 2 * n] = np.cos(angle)
     return table
-
-
-def _positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a positive integer, got {_describe(value)}")
-    if value <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {int(value)}")
-    return int(value)
 
 
 def _integer(value, name):

@@ -15,7 +15,6 @@ import sys
 
 __all__ = ["figure", "to_html"]
 
-_count = 0
 _ids = itertools.count(1)
 
 # The site builds each page twice (en, zh) from byte-identical code blocks: a figure drawn for
@@ -47,10 +46,8 @@ def figure(width: float = 6.4, height: float = 3.2, **kwargs):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    global _count
-    _count += 1
-    # a salt per figure: ids inside two inline SVGs on one page must not collide
-    plt.rcParams.update({"svg.fonttype": "path", "svg.hashsalt": f"posenc-{_count}", "font.size": 9})
+    # a fixed salt keeps the SVG deterministic; to_html makes ids unique per figure
+    plt.rcParams.update({"svg.fonttype": "path", "svg.hashsalt": "posenc", "font.size": 9})
     return plt.subplots(figsize=(width, height), layout="constrained", **kwargs)
 
 
