@@ -4,10 +4,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 DEVICE ?= cpu
+LINTED := src tests bench hooks conftest.py
 export NO_MKDOCS_2_WARNING := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup serve build test bench clean
+.PHONY: setup serve build test bench format clean mutate
 
 $(VENV)/.installed: pyproject.toml requirements/constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,5 +34,17 @@ test: setup
 bench: setup
 	$(BIN)/python -m bench --device $(DEVICE)
 
+# Rewrites files: the import order and other safe fixes, then the formatter (make test checks both).
+format: setup
+	$(BIN)/ruff check --fix $(LINTED)
+	$(BIN)/ruff format $(LINTED)
+
+# Mutation run over the core modules (tools/mutate.py; not part of `make test`). Bounded:
+# MUTANTS per module, MUTATE_BUDGET seconds in all. `make mutate MUTATE_ARGS="--module alibi"`.
+MUTANTS ?= 12
+MUTATE_BUDGET ?= 1800
+mutate: setup
+	$(BIN)/python tools/mutate.py --max $(MUTANTS) --budget $(MUTATE_BUDGET) $(MUTATE_ARGS)
+
 clean:
-	rm -rf site .pytest_cache .hypothesis
+	rm -rf site .pytest_cache .hypothesis .mypy_cache .ruff_cache build dist

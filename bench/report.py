@@ -158,6 +158,9 @@ def run(*, device="cpu", quick=False, repeat=None, memory=True, build=True, json
         print(f"\n## site build: mkdocs build --strict {_fmt(seconds, '.1f')} s (goal <= 20 s)")
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        if Path(json_path).exists():  # keep the sections other runs merged in (--only ...)
+            old = json.loads(Path(json_path).read_text(encoding="utf-8"))
+            results = {**{k: v for k, v in old.items() if k in ("compile", "lighthouse")}, **results}
         Path(json_path).write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"\nwrote {json_path}")
     return results

@@ -1,18 +1,66 @@
-"""MkDocs hook: teach jieba (the search plugin's Chinese segmenter) this site's terms.
+"""MkDocs hook: search per language, with Chinese cut into the words readers type.
 
-Without it jieba cuts 位置编码 into 位置 / 编码, and a reader who types 位置编码 finds nothing
-(lunr matches query terms as prefixes of indexed words). Each term below is kept whole, so
-位置编码 and 位置 both find the pages.
+1. **Words.** jieba (the search plugin's Chinese segmenter) learns this site's terms and their
+   aliases from hooks/terms.yml (the single source of the zh terms), plus the phrases in
+   ``PHRASES``. Without it jieba cuts 位置编码 into 位置 / 编码, and lunr, which matches query
+   words as prefixes of indexed words, finds nothing for 位置编码.
+2. **Aliases.** A Chinese index entry that uses a term also carries the term's aliases in an
+   ``alias`` field (searched, never shown): 插值 finds the pages on 内插, 词向量 those on 词元嵌入.
+3. **One index per language.** mkdocs-static-i18n merges both languages into one
+   search/search_index.json, and both languages load it. After the build it is split: the English
+   entries stay there, the Chinese ones go to zh/search/search_index.json, and each Chinese page's
+   ``__config.base`` names zh/ as its root, so Material's search loads (and links into) only the
+   Chinese index there.
+4. **Query words.** Every page's search worker is docs/assets/posenc-search.js, which wraps
+   Material's worker and cuts a Chinese query into the index's words (Material's own cut ends in
+   single characters, and 长上下文 then highlighted every 下).
 """
 
 from __future__ import annotations
 
-TERMS = (
-    "位置编码", "正弦位置编码", "绝对位置编码", "相对位置编码", "可学习位置编码", "旋转位置编码",
-    "位置嵌入", "词嵌入", "词元", "注意力分数", "自注意力", "注意力机制", "置换等变", "置换不变",
-    "外推", "内插", "频率", "波长", "旋转矩阵", "点积", "偏置", "掩码", "填充", "上下文长度",
-    "分桶", "勘误", "术语表", "交错配对", "对半配对", "部分旋转", "位置内插", "线性偏置",
+import json
+import posixpath
+import re
+from pathlib import Path
+
+import yaml
+from mkdocs.plugins import event_priority
+
+TERMS_FILE = Path(__file__).resolve().parent / "terms.yml"
+
+# Words that are not glossary terms but that readers type as one word; cut apart, a query for
+# them searches (and highlights) single characters.
+PHRASES = (
+    "长上下文", "训练长度", "上下文长度", "上下文窗口", "注意力分数", "自注意力", "注意力机制",
+    "置换等变", "置换不变", "旋转矩阵", "点积", "掩码", "分桶", "勘误", "术语表", "交错配对",
+    "对半配对", "部分旋转", "位置内插", "词元",
 )
+
+HAN = re.compile(r"[\u3400-\u9fff]")
+CONFIG = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
+WORKER = "assets/posenc-search.js"
+
+
+def load_terms(path: Path = TERMS_FILE) -> list[dict]:
+    """hooks/terms.yml as a list of {en, zh, aliases}; [] while the file is missing."""
+    try:
+        entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    except FileNotFoundError:
+        return []
+    terms = []
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("zh"):
+            aliases = [str(a) for a in entry.get("aliases") or []]
+            terms.append({"en": str(entry.get("en", "")), "zh": str(entry["zh"]), "aliases": aliases})
+    return terms
+
+
+def search_words(terms: list[dict]) -> list[str]:
+    """Every Chinese word jieba must keep whole: terms, their aliases and ``PHRASES``."""
+    words = [*PHRASES]
+    for term in terms:
+        words += [term["zh"], *term["aliases"]]
+    return sorted({w for w in words if HAN.search(w)}, key=len, reverse=True)
 
 
 def on_config(config, **kwargs):
@@ -20,6 +68,63 @@ def on_config(config, **kwargs):
         import jieba
     except ImportError:  # search still works, only with jieba's default dictionary
         return config
-    for term in TERMS:
-        jieba.add_word(term, freq=100000)
+    for word in search_words(load_terms()):
+        jieba.add_word(word, freq=100000)
     return config
+
+
+def _zh_page(page) -> bool:
+    return page.file.src_uri.startswith("zh/")
+
+
+def on_post_page(output, page, config, **kwargs):
+    """Point the page's search at posenc-search.js, and a Chinese page's search at zh/."""
+    m = CONFIG.search(output)
+    if not m:
+        return output
+    data = json.loads(m.group(2))
+    worker = data.get("search") or ""
+    if "assets/" in worker and WORKER not in worker:
+        prefix, material = worker.split("assets/", 1)
+        data["search"] = f"{prefix}{WORKER}?worker={material}"
+    if _zh_page(page):
+        data["base"] = posixpath.join(data.get("base") or ".", "zh") + "/"
+    return output[: m.start(2)] + json.dumps(data) + output[m.end(2):]
+
+
+def _aliases_for(entry: dict, terms: list[dict]) -> list[str]:
+    text = (entry.get("title", "") + " " + entry.get("text", "")).replace("\u200b", "")
+    found = []
+    for term in terms:
+        if term["aliases"] and term["zh"] in text:
+            found += [a for a in term["aliases"] if a not in text and a not in found]
+    return found
+
+
+def split_index(site_dir: Path, terms: list[dict]) -> None:
+    """Split search/search_index.json into an English and a Chinese index (see the docstring)."""
+    path = site_dir / "search" / "search_index.json"
+    if not path.is_file():
+        return
+    index = json.loads(path.read_text(encoding="utf-8"))
+    en, zh = [], []
+    for entry in index.get("docs", []):
+        if entry["location"].startswith("zh/"):
+            entry = {**entry, "location": entry["location"][3:]}
+            aliases = _aliases_for(entry, terms)
+            if aliases:
+                entry["alias"] = "\u200b".join(aliases)
+            zh.append(entry)
+        else:
+            en.append(entry)
+    for target, docs, fields in ((path, en, {}), (site_dir / "zh" / "search" / "search_index.json", zh,
+                                                   {"alias": {"boost": 1.0}})):
+        config = {**index["config"], "fields": {**index["config"]["fields"], **fields}}
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps({"config": config, "docs": docs}, ensure_ascii=False,
+                                     separators=(",", ":")), encoding="utf-8")
+
+
+@event_priority(-200)  # after mkdocs-static-i18n (-100) has written the merged index
+def on_post_build(config, **kwargs):
+    split_index(Path(config.site_dir), load_terms())

@@ -203,3 +203,19 @@ def test_bad_bias_arguments(kwargs, exc, match):
     q_len, k_len = args.pop("q_len"), args.pop("k_len")
     with pytest.raises(exc, match=match):
         posenc.alibi_bias(q_len, k_len, 4, **args)
+
+
+# --- mutation-run survivors (issue 8): the torch branch of the no -0.0 rule ------------------------
+
+
+@pytest.mark.values
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("offset", [None, 0, 3])
+def test_torch_bias_has_no_negative_zero(dtype, causal, offset):
+    """``-m * 0`` is -0.0; the diagonal (and every zero) of the torch bias must be +0.0, as in NumPy."""
+    bias = posenc.alibi_bias(5, 8, 3, causal=causal, offset=offset, like=torch.zeros(1, dtype=dtype, device="cpu"))
+    assert bias.dtype == dtype
+    zeros = bias == 0
+    assert zeros.any()
+    assert not torch.signbit(bias[zeros]).any()

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from ci_rule import require
+
 pytestmark = [pytest.mark.values, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,9 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    pytest.importorskip("transformers")
-    pytest.importorskip("positional_encodings")
-    pytest.importorskip("rotary_embedding_torch")
+    for name in ("transformers", "positional_encodings", "rotary_embedding_torch"):
+        require(name)  # skip without it; fail under CI=true
     sys.path.insert(0, str(ROOT))
     from bench.report import run
 

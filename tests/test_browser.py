@@ -1,8 +1,12 @@
-"""The built site in headless Chromium: math rendered, figures present, language switch,
-Chinese search, and no request leaving 127.0.0.1.
+"""The built site in headless Chromium, as a reader meets it: on a phone (390 px) and a desktop
+(1280 px), in both languages. Math shown without raw TeX, figures present, nothing wider than the
+screen, no console error, no request leaving 127.0.0.1; tables inside the text column; the copy
+button copies code without prompts; the language switch keeps the page and the section; each
+language searches its own pages, and Chinese queries search and highlight words.
 
 Needs Debian's chromium at /usr/bin/chromium (Playwright drives it; `playwright install` is
 not used). Without it these tests skip, except under CI=true, where they fail.
+(Accessibility, axe-core, lives in tests/test_a11y.py.)
 """
 
 from __future__ import annotations
@@ -11,12 +15,15 @@ import functools
 import http.server
 import os
 import shutil
+import sys
 import threading
 from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
-from sitecheck import pages
+from ci_rule import require
+from sitecheck import DOCS, ROOT, pages
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
@@ -26,6 +33,8 @@ ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--disable-dev-shm-usage",
 ]
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
 
 
 def _need_chromium():
@@ -56,21 +65,35 @@ def server(built_site):
 @pytest.fixture(scope="module")
 def browser():
     _need_chromium()
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = require("playwright.sync_api")  # skip without it; fail under CI=true
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
 
 
-@pytest.fixture
-def page(browser, server):
-    context = browser.new_context()
+def _open(browser, viewport=DESKTOP, **kwargs):
+    context = browser.new_context(viewport=viewport, **kwargs)
     pg = context.new_page()
     pg.requests = []
     pg.on("request", lambda req: pg.requests.append(req.url))
     pg.console_errors = []
     pg.on("console", lambda msg: msg.type == "error" and pg.console_errors.append(msg.text))
+    pg.on("pageerror", lambda err: pg.console_errors.append(f"uncaught: {err}"))
+    pg.on("requestfailed", lambda req: pg.console_errors.append(f"failed: {req.url}"))
+    return context, pg
+
+
+@pytest.fixture
+def page(browser, server):
+    context, pg = _open(browser)
+    yield pg
+    context.close()
+
+
+@pytest.fixture
+def phone(browser, server):
+    context, pg = _open(browser, PHONE, is_mobile=True, has_touch=True)
     yield pg
     context.close()
 
@@ -81,46 +104,140 @@ def _url(server, lang, page):
     return f"{server}/{'zh/' if lang == 'zh' else ''}{path}"
 
 
-WAIT_FOR_MATHJAX = """
-async () => {
-  if (!document.querySelector('.arithmatex')) return 'no-math';
-  for (let i = 0; i < 200 && !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++)
-    await new Promise(r => setTimeout(r, 50));
-  await MathJax.startup.promise;
-  return 'typeset';
+# Renderer-agnostic: a formula shows as typeset output (KaTeX or MathJax), never as raw TeX.
+MATH_REPORT = r"""
+() => {
+  const spans = [...document.querySelectorAll('.arithmatex')];
+  const typeset = s => s.querySelector('.katex, mjx-container, math');
+  return {
+    total: spans.length,
+    raw: spans.filter(s => !typeset(s)).map(s => s.textContent.slice(0, 60)),
+    errors: document.querySelectorAll('.katex-error, mjx-merror, [data-mjx-error]').length,
+  };
 }
 """
 
-MATH_REPORT = """
+# Everything that sticks out to the right of the screen, widest first (for the failure message).
+OVERFLOW = """
 () => {
-  const spans = [...document.querySelectorAll('.arithmatex')];
-  return {
-    total: spans.length,
-    rendered: spans.filter(s => s.querySelector('mjx-container')).length,
-    errors: document.querySelectorAll('mjx-merror, [data-mjx-error]').length,
-    raw: spans.filter(s => !s.querySelector('mjx-container') && /\\\\\\(|\\\\\\[/.test(s.textContent)).length,
-  };
+  const limit = document.documentElement.clientWidth;
+  const wide = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width && r.right > limit + 1) {
+      let clipped = false;
+      for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+        const s = getComputedStyle(p);
+        if (s.overflowX !== 'visible' && p.getBoundingClientRect().right <= limit + 1) { clipped = true; break; }
+        if (getComputedStyle(p).position === 'fixed') { clipped = true; break; }
+      }
+      if (!clipped) wide.push([Math.round(r.right), el.tagName.toLowerCase() + '.' + el.className]);
+    }
+  }
+  wide.sort((a, b) => b[0] - a[0]);
+  return {scroll: document.documentElement.scrollWidth, width: limit, wide: wide.slice(0, 5)};
 }
 """
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", pages("en"))
-def test_page_renders_math_and_figures_locally(page, server, lang, name):
-    response = page.goto(_url(server, lang, name), wait_until="load")
+def test_page_on_a_phone(phone, server, lang, name):
+    """Every page at 390 px: loads, math typeset, figures drawn, nothing wider than the screen,
+    zero console errors (a 404 of any request counts), and no request leaves the site."""
+    response = phone.goto(_url(server, lang, name), wait_until="load")
     assert response is not None and response.ok
-    assert page.evaluate(WAIT_FOR_MATHJAX) in ("typeset", "no-math")
-    report = page.evaluate(MATH_REPORT)
-    assert report["rendered"] == report["total"], report
-    assert report["errors"] == 0 and report["raw"] == 0, report
-    sizes = page.evaluate(
+    phone.wait_for_load_state("networkidle")
+    assert phone.evaluate("() => document.documentElement.lang") == lang
+    report = phone.evaluate(MATH_REPORT)
+    assert not report["raw"] and report["errors"] == 0, report
+    sizes = phone.evaluate(
         "() => [...document.querySelectorAll('.posenc-figure svg')].map(s => s.getBoundingClientRect().width)"
     )
     assert all(w > 50 for w in sizes), sizes
-    assert page.evaluate("() => document.documentElement.lang") == ("zh" if lang == "zh" else "en")
-    page.wait_for_load_state("networkidle")
-    foreign = [u for u in page.requests if not u.startswith(server) and not u.startswith("data:")]
+    overflow = phone.evaluate(OVERFLOW)
+    assert overflow["scroll"] <= overflow["width"] and not overflow["wide"], overflow
+    assert not phone.console_errors, phone.console_errors
+    foreign = [u for u in phone.requests if not u.startswith(server) and not u.startswith("data:")]
     assert not foreign, foreign
+
+
+TABLE_BOXES = """
+() => {
+  const column = document.querySelector('article.md-content__inner');
+  const c = column.getBoundingClientRect();
+  const pad = parseFloat(getComputedStyle(column).paddingLeft);
+  return [...column.querySelectorAll('table')].map(t => {
+    // the box that holds the table: Material's scroll wrapper (or the table itself)
+    const box = t.closest('.md-typeset__scrollwrap') || t;
+    const r = box.getBoundingClientRect();
+    return {left: r.left - (c.left + pad), right: (c.right - pad) - r.right,
+            scrolls: t.scrollWidth > box.clientWidth + 1, overflow: getComputedStyle(box).overflowX};
+  });
+}
+"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", ["comparison.md", "errata.md", "conventions.md", "api.md"])
+def test_tables_stay_in_the_text_column(page, server, lang, name):
+    """At 1280 px a table is no wider than the text column; what does not fit scrolls in the
+    table's own box."""
+    page.goto(_url(server, lang, name), wait_until="load")
+    boxes = page.evaluate(TABLE_BOXES)
+    assert boxes
+    for box in boxes:
+        assert box["left"] >= -1 and box["right"] >= -1, box
+        assert not box["scrolls"] or box["overflow"] in ("auto", "scroll"), box
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_comparison_table_reads_as_text(page, server, lang):
+    """The comparison table links every cell to its evidence, but only the encoding names are
+    link-coloured; the other cells' links take the text colour with an underline."""
+    page.goto(_url(server, lang, "comparison.md"), wait_until="load")
+    colours = page.evaluate("""() => {
+      const t = document.querySelector('.posenc-compare table');
+      const text = getComputedStyle(t.querySelector('td')).color;
+      const links = [...t.querySelectorAll('td a')].map(a => ({
+        first: a.closest('td') === a.closest('tr').firstElementChild,
+        text: getComputedStyle(a).color === text,
+        underline: getComputedStyle(a).textDecorationLine.includes('underline'),
+      }));
+      return links;
+    }""")
+    cells = [c for c in colours if not c["first"]]
+    assert len(cells) > 50
+    assert all(c["text"] and c["underline"] for c in cells), cells[:3]
+    assert not all(c["text"] for c in colours if c["first"])
+
+
+def _doctest_block(md: str) -> str:
+    sys.path.insert(0, str(ROOT / "hooks"))
+    try:
+        import notebooks
+    finally:
+        sys.path.pop(0)
+    blocks = [b for b in notebooks.code_blocks(md) if b.lstrip().startswith(">>>")]
+    return notebooks.plain_code(blocks[0], keep_errors=False)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_copy_button_copies_code_without_prompts(browser, server, lang):
+    """The copy button on a doctest block puts the code on the clipboard: no >>> or ... prompts,
+    no output lines, exactly the statements of the block."""
+    context, pg = _open(browser, permissions=["clipboard-read", "clipboard-write"])
+    try:
+        pg.goto(_url(server, lang, "sinusoidal.md"), wait_until="load")
+        block = pg.locator("div.highlight[data-copy]").first
+        block.hover()
+        block.locator("button[data-clipboard-target]").click()
+        copied = pg.evaluate("() => navigator.clipboard.readText()")
+    finally:
+        context.close()
+    expected = _doctest_block((DOCS / lang / "sinusoidal.md").read_text(encoding="utf-8"))
+    assert ">>>" not in copied and "\n..." not in copied
+    assert copied.strip() == expected.strip()
 
 
 @pytest.mark.parametrize("src,dst", [("en", "zh"), ("zh", "en")])
@@ -134,11 +251,125 @@ def test_language_switch_lands_on_the_twin(page, server, src, dst):
     assert page.evaluate("() => document.documentElement.lang") == dst
 
 
+@pytest.mark.parametrize("src,dst", [("en", "zh"), ("zh", "en")])
+def test_language_switch_keeps_the_section(page, server, src, dst):
+    page.goto(_url(server, src, "rope.md") + "#pairings")
+    page.hover(".md-header .md-select")
+    page.click(f'.md-select__link[hreflang="{dst}"]')
+    page.wait_for_load_state("load")
+    assert page.url == _url(server, dst, "rope.md") + "#pairings"
+
+
+def _search(pg, query):
+    pg.click("input.md-search__input")
+    pg.keyboard.type(query)  # inserted as text, as an IME commits it...
+    pg.keyboard.press("End")  # ...and the search runs on the key-up that follows
+    pg.wait_for_selector(".md-search-result__item", timeout=15000)
+    return pg.eval_on_selector_all(".md-search-result__link", "els => els.map(e => e.href)")
+
+
 def test_chinese_search_finds_the_chinese_page(page, server):
     page.goto(_url(server, "zh", "sinusoidal.md"))
-    page.click("input.md-search__input")
-    page.keyboard.type("位置编码")  # inserted as text, as an IME commits it...
-    page.keyboard.press("End")  # ...and the search runs on the key-up that follows
-    page.wait_for_selector(".md-search-result__item", timeout=15000)
-    links = page.eval_on_selector_all(".md-search-result__link", "els => els.map(e => e.href)")
+    links = _search(page, "位置编码")
     assert links and all("/zh/" in href for href in links), links
+
+
+@pytest.mark.parametrize("lang,query", [("zh", "rotation"), ("en", "ALiBi"), ("zh", "ALiBi")])
+def test_each_language_searches_its_own_pages(page, server, lang, query):
+    page.goto(_url(server, lang, "index.md"))
+    links = _search(page, query)
+    assert links
+    in_zh = [("/zh/" in href) for href in links]
+    assert all(in_zh) if lang == "zh" else not any(in_zh), links
+    indexes = [u for u in page.requests if u.endswith("search_index.json")]
+    own = f"{server}/zh/search/search_index.json" if lang == "zh" else f"{server}/search/search_index.json"
+    assert indexes == [own], indexes
+
+
+@pytest.mark.parametrize("query", ["长上下文", "训练长度", "上下文长度"])
+def test_chinese_query_is_searched_and_highlighted_by_words(page, server, query):
+    """Material's own cut searched 长上下文 as 长, 上, 下 and opened pages with ?h=下. Words now:
+    no single-character search term, and every mark on the opened page is a whole word."""
+    page.goto(_url(server, "zh", "index.md"))
+    links = _search(page, query)
+    terms = set()
+    for href in links:
+        terms.update(parse_qs(urlsplit(href).query).get("h", [""])[0].split())
+    assert terms and all(len(t) > 1 for t in terms), terms
+    target = next(href for href in links if parse_qs(urlsplit(href).query).get("h"))
+    page.goto(target)
+    page.wait_for_selector("mark[data-md-highlight]", timeout=15000)  # after the index loads
+    marks = page.eval_on_selector_all("mark[data-md-highlight]", "els => els.map(e => e.textContent)")
+    assert marks and all(len(m) > 1 for m in marks), (unquote(target), marks[:10])
+
+
+@pytest.mark.parametrize("query", ["插值", "内插", "长度外推", "外推", "旋转式位置编码", "旋转位置编码",
+                                   "词向量", "词元嵌入"])
+def test_chinese_terms_and_aliases_find_pages(page, server, query):
+    """The words readers type, glossary terms and their aliases (hooks/terms.yml), find pages."""
+    page.goto(_url(server, "zh", "index.md"))
+    links = _search(page, query)
+    assert links and all("/zh/" in href for href in links), links
+
+
+# --- Math at build time (hooks/katex.py) and figures in the page's language (posenc.plots) ------
+
+MATH_STATIC = r"""
+() => {
+  const spans = [...document.querySelectorAll('.arithmatex')];
+  const visible = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  return {
+    total: spans.length,
+    untypeset: spans.filter(s => !(s.querySelector('.katex-html') && s.querySelector('math'))).length,
+    invisible: spans.filter(s => !visible(s.querySelector('.katex-html') || s)).length,
+    raw: spans.filter(s => /\\[([]/.test(s.querySelector('.katex-html')?.textContent ?? s.textContent)).length,
+    // display equations at 1280 px: none wider than its box, so nothing is cut off
+    cut: [...document.querySelectorAll('div.arithmatex')].filter(d => d.scrollWidth > d.clientWidth + 1)
+      .map(d => d.querySelector('annotation')?.textContent.slice(0, 60)),
+    fonts: [...document.fonts].filter(f => f.family.startsWith('KaTeX') && f.status === 'error').length,
+  };
+}
+"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_math_is_typeset_at_build_time(browser, server, lang):
+    """With JavaScript off, every page shows its math typeset (KaTeX's HTML and CSS, with MathML
+    for screen readers), no raw TeX, no equation cut off at 1280 px. With JavaScript on, no page
+    requests a script that typesets math (MathJax, KaTeX's JavaScript, a TeX parser)."""
+    offline, off = _open(browser, DESKTOP, java_script_enabled=False)
+    online, on = _open(browser, DESKTOP)
+    with_math = 0
+    try:
+        for name in pages("en"):
+            url = _url(server, lang, name)
+            off.goto(url, wait_until="load")
+            off.evaluate("() => document.fonts.ready")
+            report = off.evaluate(MATH_STATIC)
+            assert report["untypeset"] == report["invisible"] == report["raw"] == 0, (name, report)
+            assert not report["cut"] and report["fonts"] == 0, (name, report)
+            with_math += report["total"] > 0
+            on.requests.clear()
+            on.goto(url, wait_until="load")
+            scripts = [u for u in on.requests if u.split("?")[0].endswith((".js", ".mjs"))]
+            math_js = [u for u in scripts if any(k in u.lower() for k in ("mathjax", "katex", "tex-"))]
+            assert not math_js, (name, math_js)
+        assert with_math >= 15, with_math  # the check saw the math pages
+    finally:
+        offline.close()
+        online.close()
+
+
+def test_figures_speak_the_page_language(page, server):
+    """A Chinese page draws its figures in Chinese (labels and aria-label); SVG text stays text;
+    no figure has a white background or matplotlib's metadata."""
+    for lang in ("en", "zh"):
+        page.goto(_url(server, lang, "alibi.md"), wait_until="load")
+        figs = page.evaluate("""() => [...document.querySelectorAll('.posenc-figure svg')].map(s => ({
+            label: s.getAttribute('aria-label') || '', text: [...s.querySelectorAll('text')].map(t => t.textContent).join(' '),
+            html: s.outerHTML.length, metadata: !!s.querySelector('metadata'),
+            white: /fill: ?#ffffff/.test(s.innerHTML) }))""")
+        assert figs, lang
+        han = [any("\u4e00" <= c <= "\u9fff" for c in f["label"] + f["text"]) for f in figs]
+        assert all(han) if lang == "zh" else not any(han), (lang, figs)
+        assert not any(f["metadata"] or f["white"] for f in figs), lang

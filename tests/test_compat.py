@@ -408,3 +408,33 @@ def test_bad_make_positions_input(tokens, pad, exc, match):
 def test_bad_table_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# --- mutation-run survivors (issue 8) ------------------------------------------------------------
+
+
+@pytest.mark.values
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_make_positions_3d_counts_along_axis_1_by_value(backend):
+    """(batch, seq, channels) ids count along seq, per channel: a cumsum along another axis fails."""
+    tokens = np.array([[[1, 5], [5, 1], [6, 6]], [[5, 5], [1, 1], [7, 1]]])  # padding id 1
+    want = np.array([[[1, 2], [2, 1], [3, 3]], [[2, 2], [1, 1], [3, 1]]])  # worked by hand
+    got = compat.fairseq_make_positions(make(backend, tokens), 1)
+    got = got.cpu().numpy() if isinstance(got, torch.Tensor) else got
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.values
+@pytest.mark.slow
+@pytest.mark.parametrize("n_pos,dim", [(1024, 512), (1024, 513), (1026, 1024)])
+def test_marian_bit_for_bit_at_model_size(n_pos, dim):
+    """Marian's table at the sizes models use (opus-mt: 512 positions of width 512; larger and odd
+    widths too), not only up to 100 rows: every float32 bit equal to transformers'."""
+    from ci_rule import require
+
+    marian = require("transformers.models.marian.modeling_marian")
+    theirs = marian.MarianSinusoidalPositionalEmbedding(n_pos, dim).create_weight()
+    ours = torch.from_numpy(compat.marian_sinusoidal_weight(n_pos, dim))
+    assert theirs.dtype == torch.float32 and ours.dtype == torch.float32
+    assert torch.equal(ours, theirs.cpu())

@@ -46,9 +46,9 @@ def test_left_and_right_padding_give_each_sequence_its_own_positions(lengths, ba
     right = np.array([[1] * n + [0] * (seq - n) for n in lengths])
     left = right[:, ::-1].copy()
     for mask in (right, left):
-        ids = posenc.position_ids(make(backend, mask, device))
+        ids = posenc.position_ids(make(backend, mask, device), pad_value=1)
         ids = ids.cpu().numpy() if backend == "torch" else ids
-        for row, n in zip(range(len(lengths)), lengths):
+        for row, n in zip(range(len(lengths)), lengths, strict=True):
             np.testing.assert_array_equal(ids[row][mask[row] == 1], np.arange(n))
             assert np.all(ids[row][mask[row] == 0] == 1)
 
@@ -59,15 +59,20 @@ def test_hugging_face_formula(backend, device):
     mask = np.array([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0], [0, 1, 1, 0, 1, 1]])
     want = mask.cumsum(-1) - 1
     want[mask == 0] = 1
-    got = posenc.position_ids(make(backend, mask, device))
+    got = posenc.position_ids(make(backend, mask, device), pad_value=1)
     np.testing.assert_array_equal(got.cpu().numpy() if backend == "torch" else got, want)
 
 
 @values
 def test_arange_is_wrong_for_left_padding():
+    """The first real token of a left-padded row must be encoded as position 0, as when alone."""
     mask = np.array([[0, 0, 1, 1]])
-    assert posenc.position_ids(mask)[0, 2] == 0
-    assert np.arange(4)[2] == 2  # what a plain arange would give the first real token
+    ids = posenc.position_ids(mask, pad_value=1)
+    np.testing.assert_array_equal(ids[0, 2:], [0, 1])
+    alone = posenc.sinusoidal(2, 8)  # the same two tokens without padding
+    np.testing.assert_array_equal(posenc.sinusoidal(ids, 8)[0, 2:], alone)
+    naive = posenc.sinusoidal(np.arange(4), 8)[2:]  # what a plain arange would give them
+    assert np.abs(naive - alone).max() > 0.5
 
 
 @pytest.mark.parametrize("shape", [(7,), (2, 7), (2, 3, 7), (0, 7), (3, 0)])
@@ -83,7 +88,7 @@ def test_shape_dtype_and_device(shape, device):
 
 
 def test_list_input_gives_numpy():
-    ids = posenc.position_ids([[1, 1, 0], [0, 1, 1]])
+    ids = posenc.position_ids([[1, 1, 0], [0, 1, 1]], pad_value=1)
     assert isinstance(ids, np.ndarray)
     np.testing.assert_array_equal(ids, [[0, 1, 1], [1, 0, 1]])
 

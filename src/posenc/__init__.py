@@ -9,6 +9,7 @@ One family of encodings per module; each module lists its public names in ``__al
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 
 from . import alibi as _alibi
 from . import attention as _attention
@@ -16,15 +17,18 @@ from . import naive as _naive
 from . import positions as _positions
 from . import relative as _relative
 from . import rope as _rope
+from . import rope_scaling as _rope_scaling
 from . import sincos2d as _sincos2d
 from . import sinusoidal as _sinusoidal
 from . import t5 as _t5
+from ._version import __version__ as __version__
 from .alibi import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .naive import *  # noqa: F403
 from .positions import *  # noqa: F403
 from .relative import *  # noqa: F403
 from .rope import *  # noqa: F403
+from .rope_scaling import *  # noqa: F403
 from .sincos2d import *  # noqa: F403
 from .sinusoidal import *  # noqa: F403
 from .t5 import *  # noqa: F403
@@ -35,15 +39,15 @@ __all__ = [
     *_attention.__all__,
     *_positions.__all__,
     *_relative.__all__,
+    *_rope_scaling.__all__,
     *_rope.__all__,
     *_alibi.__all__,
     *_t5.__all__,
     *_sincos2d.__all__,
 ]
-__version__ = "0.1.0"
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> ModuleType:
     # ``posenc.torch`` and ``posenc.compat`` are imported on first use, so ``import posenc``
     # stays free of torch.
     if name in ("torch", "compat"):

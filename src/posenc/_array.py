@@ -3,6 +3,15 @@
 Input decides the backend: a NumPy array (or a Python int / list) gives NumPy out, a torch
 tensor gives a torch tensor on the same device. torch is never imported here; a tensor is
 recognised only when the caller has already imported torch.
+
+The positions rule (every function that takes ``positions`` goes through :func:`as_positions`):
+only a Python ``int`` (not ``bool``) is a **count** ``n``, meaning positions ``0 .. n-1``.
+Everything array-like holds **positions**: lists, NumPy arrays, torch tensors, and also NumPy
+scalars (``np.int64(3)``, what ``ids[1]`` returns), 0-d arrays and 0-d tensors, which are one
+position each (output shape ``(dim,)``). A Python ``float`` is refused as ambiguous.
+
+Under ``torch.compile`` / ``torch.export`` (:func:`compiling`) the checks that need to read
+tensor values (finite positions) are skipped: they would be data-dependent branches.
 """
 
 from __future__ import annotations
@@ -10,6 +19,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -23,33 +33,100 @@ __all__ = [
     "result_dtype",
     "check_length",
     "like_spec",
+    "is_count",
+    "compiling",
+    "traced_constant",
+    "check_count",
+    "MAX_COUNT",
+    "MAX_SIZE",
 ]
 
+# The largest int count of positions: past 2**53 float64 no longer holds every position exactly.
+MAX_COUNT = 2**53
 
-def is_torch(x) -> bool:
+
+def compiling() -> bool:
+    """True while torch.compile (dynamo) or torch.export traces the call (torch not imported: False).
+
+    Code under tracing takes branch-free paths and skips checks that read tensor values.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    compiler = getattr(torch, "compiler", None)
+    if compiler is None:  # torch only partly imported
+        return False
+    return bool(compiler.is_compiling())
+
+
+def traced_constant(fn: Any) -> Any:
+    """Decorator: under torch.compile the call runs once, at trace time, and its result is a
+    constant of the graph (no NumPy op is traced, so a ``torch.set_default_device`` mode cannot
+    break it). For functions of static Python arguments (ints, floats, strings) returning host
+    values. This is what ``torch.compiler.assume_constant_result`` does -- it sets this one
+    attribute -- done here without importing torch; eager calls are untouched.
+    """
+    fn._dynamo_marked_constant = True
+    return fn
+
+
+def check_count(n: Any, *, name: str = "positions") -> int:
+    """An int count of positions: ``0 <= n <= 2**53`` (``n`` already known to be a Python int)."""
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"{name} as an int is a count of positions and must be >= 0, got {n}")
+    if n > MAX_COUNT:
+        raise ValueError(
+            f"{name} as an int is a count of positions and must be <= 2**53 (past it float64 "
+            f"does not hold every position exactly), got {n}"
+        )
+    return n
+
+
+def is_count(positions: Any) -> bool:
+    """True when ``positions`` is a count (a Python ``int``, not ``bool``), False for positions.
+
+    NumPy integer scalars are not ``int`` instances (NumPy 2), so ``ids[1]`` is a position.
+    """
+    return isinstance(positions, int) and not isinstance(positions, (bool, np.generic))
+
+
+def is_torch(x: Any) -> bool:
     """True when ``x`` is a torch tensor (without importing torch)."""
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor)
 
 
-def _describe(value) -> str:
+def _describe(value: Any) -> str:
     if is_torch(value) or isinstance(value, np.ndarray):
         return f"{type(value).__name__} of dtype {value.dtype}"
     return f"{value!r} ({type(value).__name__})"
 
 
-def check_dim(dim, *, name: str = "dim", even: bool = True) -> int:
-    """Return ``dim`` as an int, or raise naming ``name``, what was expected and what came."""
+# The largest size posenc accepts for one axis (dim, bits, n_heads, max_len ...), the same limit
+# as positions (2**53): far past any memory, so larger values are refused by name instead of
+# failing deep in NumPy or torch (or hanging on ``2**bits``).
+MAX_SIZE = 2**53
+
+
+def check_dim(dim: Any, *, name: str = "dim", even: bool = True, maximum: int | None = None) -> int:
+    """Return ``dim`` as an int, or raise naming ``name``, what was expected and what came.
+
+    ``maximum`` (e.g. :data:`MAX_SIZE`) refuses sizes past it by name; callers that check the
+    size of a whole table themselves (naming every factor) leave it None.
+    """
     kind = "positive even integer" if even else "positive integer"
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
         raise TypeError(f"{name} must be a {kind}, got {_describe(dim)}")
     dim = int(dim)
     if dim <= 0 or (even and dim % 2):
         raise ValueError(f"{name} must be a {kind}, got {dim}")
+    if maximum is not None and dim > maximum:
+        raise ValueError(f"{name} must be a {kind} <= {maximum} (no array can hold more), got {dim}")
     return dim
 
 
-def check_scalar(value, *, name: str) -> float:
+def check_scalar(value: Any, *, name: str) -> float:
     """A finite real number (int or float, not bool, not complex) as a float."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a finite real number, got {_describe(value)}")
@@ -59,7 +136,7 @@ def check_scalar(value, *, name: str) -> float:
     return value
 
 
-def check_base(base, *, name: str = "base") -> float:
+def check_base(base: Any, *, name: str = "base") -> float:
     """The base of a geometric frequency ladder: a finite real number > 0 and != 1."""
     value = check_scalar(base, name=name)
     if value <= 0 or value == 1:
@@ -67,7 +144,7 @@ def check_base(base, *, name: str = "base") -> float:
     return value
 
 
-def check_choice(value, *, name: str, choices: tuple[str, ...]) -> str:
+def check_choice(value: Any, *, name: str, choices: tuple[str, ...]) -> str:
     """One of a fixed set of strings, listing the valid ones when it is not."""
     if not isinstance(value, str) or value not in choices:
         valid = ", ".join(repr(c) for c in choices)
@@ -75,19 +152,25 @@ def check_choice(value, *, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def as_positions(positions, *, name: str = "positions"):
+def as_positions(positions: Any, *, name: str = "positions") -> tuple[Any, bool]:
     """Validate positions; return ``(array, is_torch)``.
 
-    An int ``n`` becomes ``np.arange(n)``; lists and tuples become NumPy arrays; NumPy arrays
-    and torch tensors are returned as they are. Real (integer or float) and finite only.
+    The rule: only a Python ``int`` ``n`` is a count and becomes ``np.arange(n)`` (``0 <= n <=
+    2**53``). Everything array-like holds positions: lists and tuples become NumPy arrays, NumPy
+    arrays and torch tensors are returned as they are, NumPy scalars (``np.int64(3)``) become 0-d
+    arrays (one position). Real (integer or float) and finite only; a Python float is refused.
+    Under :func:`compiling` the finiteness of a tensor is not checked (it reads values).
     """
     if isinstance(positions, bool):
         raise TypeError(f"{name} must be an int or an array of real numbers, got {positions!r}")
-    if isinstance(positions, numbers.Integral):
-        n = int(positions)
-        if n < 0:
-            raise ValueError(f"{name} as an int is a count of positions and must be >= 0, got {n}")
-        return np.arange(n), False
+    if is_count(positions):
+        n = check_count(positions, name=name)
+        try:
+            return np.arange(n), False
+        except MemoryError:
+            raise MemoryError(
+                f"{name}={n} asks for {n} positions: not enough memory for that many"
+            ) from None
     if is_torch(positions):
         torch = sys.modules["torch"]
         if positions.dtype == torch.bool or positions.is_complex():
@@ -95,11 +178,12 @@ def as_positions(positions, *, name: str = "positions"):
         if (
             positions.is_floating_point()
             and positions.device.type != "meta"
+            and not compiling()
             and not bool(torch.isfinite(positions).all())
         ):
             raise ValueError(f"{name} must be finite, got a tensor holding inf or nan")
         return positions, True
-    if isinstance(positions, numbers.Number):
+    if isinstance(positions, numbers.Number) and not isinstance(positions, np.generic):
         raise TypeError(
             f"{name} must be an int count or an array of positions, got {_describe(positions)}; "
             "wrap a single position in an array"
@@ -110,14 +194,18 @@ def as_positions(positions, *, name: str = "positions"):
         raise TypeError(f"{name} must be an array of real numbers, got {_describe(positions)}") from exc
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold real numbers, got {_describe(arr)}")
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+    if arr.dtype.kind == "f" and not compiling() and not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite, got an array holding inf or nan")
     return arr, False
 
 
-def result_dtype(dtype, *, torch_out: bool):
+def result_dtype(dtype: Any, *, torch_out: bool, torch_hint: str | None = None) -> Any:
     """The output dtype: ``dtype`` if given (must be a floating dtype of the output's library),
-    else float64 for NumPy and ``torch.get_default_dtype()`` for torch."""
+    else float64 for NumPy and ``torch.get_default_dtype()`` for torch.
+
+    ``torch_hint`` is how to get a tensor when a torch dtype comes with NumPy output (default:
+    pass positions as a tensor).
+    """
     if torch_out:
         torch = sys.modules["torch"]
         if dtype is None:
@@ -130,7 +218,7 @@ def result_dtype(dtype, *, torch_out: bool):
     if is_torch_dtype(dtype):
         raise TypeError(
             f"dtype must be a NumPy floating dtype for NumPy/int input, got {dtype!r}; "
-            "pass positions as a torch tensor to get a tensor"
+            + (torch_hint or "pass positions as a torch tensor to get a tensor")
         )
     try:
         out = np.dtype(dtype)
@@ -141,12 +229,12 @@ def result_dtype(dtype, *, torch_out: bool):
     return out
 
 
-def is_torch_dtype(dtype) -> bool:
+def is_torch_dtype(dtype: Any) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(dtype, torch.dtype)
 
 
-def check_length(value, *, name):
+def check_length(value: Any, *, name: str) -> int:
     """A count that may be 0: a non-negative integer (not bool)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a non-negative integer, got {_describe(value)}")
@@ -156,12 +244,13 @@ def check_length(value, *, name):
     return value
 
 
-def like_spec(like, dtype):
+def like_spec(like: Any, dtype: Any) -> tuple[bool, Any, Any]:
     """``(torch_out, device, dtype)`` for an output shaped after ``like`` (None: NumPy)."""
     if like is None or isinstance(like, np.ndarray):
         if dtype is None and like is not None and like.dtype.kind == "f":
             dtype = like.dtype
-        return False, None, result_dtype(dtype, torch_out=False)
+        hint = "pass like=<a torch tensor> to get a tensor on its device"
+        return False, None, result_dtype(dtype, torch_out=False, torch_hint=hint)
     if is_torch(like):
         if dtype is None and like.is_floating_point():
             dtype = like.dtype

@@ -10,15 +10,25 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import _describe, check_dim, check_length, check_scalar, is_torch, like_spec, result_dtype
+from ._array import MAX_COUNT, _describe, check_dim, check_length, check_scalar, like_spec
+from ._typing import DTypeLike, FloatArray
+
+if TYPE_CHECKING:
+    from ._typing import Tensor, TorchDType
+
+# Past 2**53 float64 does not hold every position, and the distances here are float64.
+_MAX_POSITION = MAX_COUNT
+# Entries of the (n_heads, q_len, k_len) bias an array can hold at 8 bytes each.
+_MAX_ENTRIES = 2**60
 
 __all__ = ["alibi_bias", "alibi_slopes"]
 
 
-def alibi_slopes(n_heads, *, max_bias=8.0):
+def alibi_slopes(n_heads: int, *, max_bias: float = 8.0) -> FloatArray:
     """Per-head ALiBi slopes (Press et al., 2021).
 
     Parameters
@@ -40,7 +50,7 @@ def alibi_slopes(n_heads, *, max_bias=8.0):
     TypeError
         ``n_heads`` not an integer; ``max_bias`` not a real number.
     ValueError
-        ``n_heads`` <= 0; ``max_bias`` not finite or <= 0.
+        ``n_heads`` <= 0 or above ``2**53``; ``max_bias`` not finite or <= 0.
 
     See Also
     --------
@@ -73,6 +83,8 @@ def alibi_slopes(n_heads, *, max_bias=8.0):
     array([0.25  , 0.0625, 0.0156, 0.0039, 0.5   , 0.125 ])
     """
     n = check_dim(n_heads, name="n_heads", even=False)
+    if n > MAX_COUNT:
+        raise ValueError(f"n_heads must be a positive integer <= 2**53, got {n}")
     max_bias = check_scalar(max_bias, name="max_bias")
     if max_bias <= 0:
         raise ValueError(f"max_bias must be a finite real number > 0, got {max_bias}")
@@ -84,21 +96,60 @@ def alibi_slopes(n_heads, *, max_bias=8.0):
     return slopes
 
 
-def _power_of_two_slopes(n, max_bias):
+# torch.compile / torch.export: the slopes depend only on these Python arguments, so the tracer
+# may call the function as it is and keep its result as a constant, instead of tracing its NumPy
+# arithmetic as tensor ops (which fails under torch.set_default_device). This is the flag that
+# torch.compiler.assume_constant_result sets; set here so that importing posenc never imports torch.
+alibi_slopes._dynamo_marked_constant = True  # type: ignore[attr-defined]
+
+
+def _power_of_two_slopes(n: int, max_bias: float) -> FloatArray:
     return np.exp2(-max_bias * np.arange(1, n + 1, dtype=np.float64) / n)
 
 
+@overload
 def alibi_bias(
-    q_len, k_len, n_heads, *, causal=True, offset=None, max_bias=8.0, like=None, dtype=None
-):
+    q_len: int,
+    k_len: int,
+    n_heads: int,
+    *,
+    causal: bool = ...,
+    offset: int | None = ...,
+    max_bias: float = ...,
+    like: Tensor,
+    dtype: TorchDType | None = ...,
+) -> Tensor: ...
+@overload
+def alibi_bias(
+    q_len: int,
+    k_len: int,
+    n_heads: int,
+    *,
+    causal: bool = ...,
+    offset: int | None = ...,
+    max_bias: float = ...,
+    like: np.ndarray[Any, Any] | None = ...,
+    dtype: DTypeLike = ...,
+) -> FloatArray: ...
+def alibi_bias(
+    q_len: int,
+    k_len: int,
+    n_heads: int,
+    *,
+    causal: bool = True,
+    offset: int | None = None,
+    max_bias: float = 8.0,
+    like: Tensor | np.ndarray[Any, Any] | None = None,
+    dtype: Any = None,
+) -> Tensor | FloatArray:
     """ALiBi attention bias for every head, query and key (Press et al., 2021).
 
     Parameters
     ----------
     q_len : int
-        Number of queries (>= 0).
+        Number of queries (0 to ``2**53``).
     k_len : int
-        Number of keys (>= 0).
+        Number of keys (0 to ``2**53``).
     n_heads : int
         Number of heads (see :func:`alibi_slopes`).
     causal : bool, default True
@@ -109,7 +160,8 @@ def alibi_bias(
         Position of query 0 among the keys: query ``i`` sits at position ``offset + i``, key ``j``
         at position ``j``. Default ``k_len - q_len``: the queries are the last ``q_len`` of the
         keys, as when decoding with a KV cache. A causal row whose query precedes every key is
-        all ``-inf`` (its softmax is undefined).
+        all ``-inf`` (its softmax is undefined). The query positions ``offset .. offset + q_len
+        - 1`` must lie within ``[-2**53, 2**53]``, where float64 holds every position.
     max_bias : float, default 8.0
         Passed to :func:`alibi_slopes`.
     like : numpy.ndarray or torch.Tensor, optional
@@ -130,7 +182,8 @@ def alibi_bias(
         A length or ``offset`` not an integer, ``causal`` not a bool, ``like`` not an array,
         ``dtype`` not floating.
     ValueError
-        A negative length, ``n_heads`` <= 0, ``max_bias`` <= 0.
+        A negative length, ``n_heads`` <= 0, ``max_bias`` <= 0, a length or query position past
+        ``2**53``, a bias of more than ``2**60`` entries.
 
     See Also
     --------
@@ -169,9 +222,11 @@ def alibi_bias(
     >>> tuple(bias.shape), bias.dtype
     ((8, 4, 4), torch.float32)
     """
-    q_len = check_length(q_len, name="q_len")
-    k_len = check_length(k_len, name="k_len")
-    slopes = alibi_slopes(n_heads, max_bias=max_bias)
+    q_len = _length(q_len, "q_len")
+    k_len = _length(k_len, "k_len")
+    # checked first (plain Python values), so torch.compile calls alibi_slopes as a constant
+    n_heads = check_dim(n_heads, name="n_heads", even=False)
+    slopes = alibi_slopes(n_heads, max_bias=check_scalar(max_bias, name="max_bias"))
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be a bool, got {_describe(causal)}")
     if offset is None:
@@ -179,6 +234,17 @@ def alibi_bias(
     elif isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
         raise TypeError(f"offset must be an integer or None, got {_describe(offset)}")
     offset = int(offset)
+    if not -_MAX_POSITION <= offset <= _MAX_POSITION - max(q_len - 1, 0):
+        raise ValueError(
+            f"offset must keep the query positions offset .. offset + q_len - 1 within "
+            f"[-2**53, 2**53] (float64 holds every position there), got offset={offset} with "
+            f"q_len={q_len}"
+        )
+    if len(slopes) * q_len * k_len > _MAX_ENTRIES:
+        raise ValueError(
+            f"alibi_bias would have n_heads * q_len * k_len = {len(slopes)} * {q_len} * {k_len} "
+            "entries, more than an array can hold (2**60); pass smaller q_len, k_len or n_heads"
+        )
     torch_out, device, out_dtype = like_spec(like, dtype)
     if torch_out:
         torch = sys.modules["torch"]
@@ -198,3 +264,11 @@ def alibi_bias(
     else:
         bias = m * (0.0 - np.abs(d))
     return bias.astype(out_dtype, copy=False)
+
+
+def _length(value: Any, name: str) -> int:
+    """A length in ``0 .. 2**53``."""
+    n = check_length(value, name=name)
+    if n > _MAX_POSITION:
+        raise ValueError(f"{name} must be a non-negative integer <= 2**53, got {n}")
+    return n

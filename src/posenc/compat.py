@@ -16,10 +16,19 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import _describe, check_dim, check_length, check_scalar, is_torch
+from ._array import MAX_COUNT, _describe, check_dim, check_length, check_scalar, is_torch
+from ._typing import ArrayLike, FloatArray, IntArray
+
+if TYPE_CHECKING:
+    from ._typing import Tensor
+
+# Sizes and positions: at most 2**53 (past it float64 does not hold every position); tables at
+# most 2**60 entries (what an array of 8-byte numbers can hold).
+_MAX_ENTRIES = 2**60
 
 __all__ = [
     "fairseq_make_positions",
@@ -31,8 +40,12 @@ __all__ = [
 
 
 def tensor2tensor_timing_signal_1d(
-    length, channels, min_timescale=1.0, max_timescale=1.0e4, start_index=0
-):
+    length: int,
+    channels: int,
+    min_timescale: float = 1.0,
+    max_timescale: float = 1.0e4,
+    start_index: int = 0,
+) -> FloatArray:
     """tensor2tensor's ``get_timing_signal_1d`` (``common_attention.py``), as a NumPy array.
 
     Parameters
@@ -46,7 +59,8 @@ def tensor2tensor_timing_signal_1d(
     max_timescale : float, default 1.0e4
         Longest timescale.
     start_index : int, default 0
-        Position of the first row.
+        Position of the first row. The positions ``start_index .. start_index + length - 1``
+        must lie within ``[-2**53, 2**53]``.
 
     Returns
     -------
@@ -56,7 +70,8 @@ def tensor2tensor_timing_signal_1d(
     ------
     TypeError, ValueError
         A size or ``start_index`` not a (non-negative) integer, a timescale not a positive
-        finite number.
+        finite number, a size or position past ``2**53``, a table of more than ``2**60``
+        entries.
 
     Notes
     -----
@@ -79,11 +94,18 @@ def tensor2tensor_timing_signal_1d(
     >>> np.round(sig[0, 1].astype(np.float64), 3)
     array([0.841, 0.   , 0.54 , 1.   , 0.   ])
     """
-    length = check_length(length, name="length")
-    channels = check_dim(channels, name="channels", even=False)
+    length = _size(length, "length")
+    channels = _size(check_dim(channels, name="channels", even=False), "channels")
+    _table_size(length, channels, "length", "channels")
     lo = _positive(min_timescale, "min_timescale")
     hi = _positive(max_timescale, "max_timescale")
     start = _integer(start_index, "start_index")
+    if not -MAX_COUNT <= start <= MAX_COUNT - max(length - 1, 0):
+        raise ValueError(
+            f"start_index must keep the positions start_index .. start_index + length - 1 within "
+            f"[-2**53, 2**53] (float64 holds every position there), got start_index={start} "
+            f"with length={length}"
+        )
     n = channels // 2
     increment = math.log(hi / lo) / max(n - 1, 1)
     inv = lo * np.exp(np.arange(n, dtype=np.float64) * -increment)
@@ -92,7 +114,9 @@ def tensor2tensor_timing_signal_1d(
     return table.astype(np.float32)[None]
 
 
-def fairseq_sinusoidal_embedding(num_embeddings, embedding_dim, padding_idx=None):
+def fairseq_sinusoidal_embedding(
+    num_embeddings: int, embedding_dim: int, padding_idx: int | None = None
+) -> FloatArray:
     """fairseq's ``SinusoidalPositionalEmbedding.get_embedding``, as a NumPy array.
 
     Also Hugging Face's port of it (``M2M100SinusoidalPositionalEmbedding.get_embedding``,
@@ -139,13 +163,14 @@ def fairseq_sinusoidal_embedding(num_embeddings, embedding_dim, padding_idx=None
            [ 0.909,  0.02 ,  0.   , -0.416,  1.   ,  1.   ],
            [ 0.141,  0.03 ,  0.   , -0.99 ,  1.   ,  1.   ]])
     """
-    rows = check_length(num_embeddings, name="num_embeddings")
-    dim = check_dim(embedding_dim, name="embedding_dim", even=False)
+    rows = _size(num_embeddings, "num_embeddings")
+    dim = _size(check_dim(embedding_dim, name="embedding_dim", even=False), "embedding_dim")
     if dim < 4:
         raise ValueError(
             f"embedding_dim must be an integer >= 4 (fairseq divides by embedding_dim // 2 - 1), "
             f"got {dim}"
         )
+    _table_size(rows, dim, "num_embeddings", "embedding_dim")
     half = dim // 2
     inv = np.exp(np.arange(half, dtype=np.float64) * -(math.log(10000) / (half - 1)))
     table = _halves(np.arange(rows, dtype=np.float64), inv, dim).astype(np.float32)
@@ -160,15 +185,22 @@ def fairseq_sinusoidal_embedding(num_embeddings, embedding_dim, padding_idx=None
     return table
 
 
-def fairseq_make_positions(tokens, padding_idx, onnx_trace=False):
+@overload
+def fairseq_make_positions(tokens: Tensor, padding_idx: int, onnx_trace: bool = ...) -> Tensor: ...
+@overload
+def fairseq_make_positions(tokens: ArrayLike, padding_idx: int, onnx_trace: bool = ...) -> IntArray: ...
+def fairseq_make_positions(
+    tokens: Tensor | ArrayLike, padding_idx: int, onnx_trace: bool = False
+) -> Tensor | IntArray:
     """fairseq's ``utils.make_positions``: position ids that skip padding tokens.
 
     Parameters
     ----------
     tokens : integer array of shape (batch, seq, ...)
-        Token ids, NumPy or torch.
+        Token ids, NumPy or torch, any integer dtype (int8 to uint64).
     padding_idx : int
-        The padding token id.
+        The padding token id. The largest position, ``padding_idx + seq``, must fit in int64.
+        An id outside ``tokens``' dtype matches no token (no wrap-around).
     onnx_trace : bool, default False
         Accepted for fairseq's signature; unused (as in fairseq).
 
@@ -183,7 +215,7 @@ def fairseq_make_positions(tokens, padding_idx, onnx_trace=False):
     TypeError
         ``tokens`` not an integer array, ``padding_idx`` not an integer.
     ValueError
-        ``tokens`` with fewer than 2 dimensions.
+        ``tokens`` with fewer than 2 dimensions, ``padding_idx`` whose positions overflow int64.
 
     Notes
     -----
@@ -204,10 +236,16 @@ def fairseq_make_positions(tokens, padding_idx, onnx_trace=False):
     pad = _integer(padding_idx, "padding_idx")
     if is_torch(tokens):
         torch = sys.modules["torch"]
-        if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
-            raise TypeError(f"tokens must be an integer array, got {_describe(tokens)}")
-        _at_least_2d(tokens)
-        mask = (tokens != pad).to(torch.int64)
+        tok: Any = tokens
+        if tok.is_floating_point() or tok.is_complex() or tok.dtype == torch.bool:
+            raise TypeError(f"tokens must be an integer array, got {_describe(tok)}")
+        _at_least_2d(tok)
+        _pad_fits(pad, tok.shape[1])
+        info = torch.iinfo(tok.dtype)
+        if info.min <= pad <= info.max:
+            mask = (tok != pad).to(torch.int64)
+        else:  # torch would wrap pad into the dtype (uint8: -1 == 255); no token can equal it
+            mask = torch.ones(tok.shape, dtype=torch.int64, device=tok.device)
         return torch.cumsum(mask, dim=1) * mask + pad
     try:
         arr = np.asarray(tokens)
@@ -216,11 +254,13 @@ def fairseq_make_positions(tokens, padding_idx, onnx_trace=False):
     if arr.dtype.kind not in "iu":
         raise TypeError(f"tokens must be an integer array, got {_describe(arr)}")
     _at_least_2d(arr)
-    mask = (arr != pad).astype(np.int64)
-    return np.cumsum(mask, axis=1) * mask + pad
+    _pad_fits(pad, arr.shape[1])
+    mask = (arr != pad).astype(np.int64)  # NumPy compares out-of-range Python ints exactly
+    out: IntArray = np.cumsum(mask, axis=1) * mask + pad
+    return out
 
 
-def marian_sinusoidal_weight(n_pos, dim):
+def marian_sinusoidal_weight(n_pos: int, dim: int) -> FloatArray:
     """Hugging Face ``MarianSinusoidalPositionalEmbedding.create_weight()``, as a NumPy array.
 
     Parameters
@@ -255,8 +295,9 @@ def marian_sinusoidal_weight(n_pos, dim):
     array([[0.   , 0.   , 0.   , 1.   , 1.   ],
            [0.841, 0.025, 0.001, 0.54 , 1.   ]])
     """
-    n_pos = check_length(n_pos, name="n_pos")
-    dim = check_dim(dim, name="dim", even=False)
+    n_pos = _size(n_pos, "n_pos")
+    dim = _size(check_dim(dim, name="dim", even=False), "dim")
+    _table_size(n_pos, dim, "n_pos", "dim")
     j = np.arange(dim)
     divisors = np.array([np.power(10000, 2 * (k // 2) / dim) for k in j.tolist()])
     angles = np.arange(n_pos, dtype=np.float64)[:, None] / divisors  # (n_pos, dim)
@@ -267,7 +308,7 @@ def marian_sinusoidal_weight(n_pos, dim):
     return out
 
 
-def mae_2d_sincos_pos_embed(embed_dim, grid_size, cls_token=False):
+def mae_2d_sincos_pos_embed(embed_dim: int, grid_size: int, cls_token: bool = False) -> FloatArray:
     """MAE's ``get_2d_sincos_pos_embed`` (``util/pos_embed.py``): a square patch grid.
 
     Parameters
@@ -312,7 +353,9 @@ def mae_2d_sincos_pos_embed(embed_dim, grid_size, cls_token=False):
     embed_dim = int(embed_dim)
     if embed_dim <= 0 or embed_dim % 4:
         raise ValueError(f"embed_dim must be a positive multiple of 4, got {embed_dim}")
-    size = check_length(grid_size, name="grid_size")
+    embed_dim = _size(embed_dim, "embed_dim")
+    size = _size(grid_size, "grid_size")
+    _table_size(size * size, embed_dim, "grid_size ** 2", "embed_dim")
     if not isinstance(cls_token, (bool, np.bool_)):
         raise TypeError(f"cls_token must be a bool, got {_describe(cls_token)}")
     coords = np.arange(size, dtype=np.float32)
@@ -334,7 +377,7 @@ def mae_2d_sincos_pos_embed(embed_dim, grid_size, cls_token=False):
 # --- shared pieces ----------------------------------------------------------------------------
 
 
-def _halves(positions, inv, width):
+def _halves(positions: FloatArray, inv: FloatArray, width: int) -> FloatArray:
     """``[sin(p inv), cos(p inv)]`` then zero columns up to ``width``; float64."""
     table = np.zeros((len(positions), width))
     angle = positions[:, None] * inv[None, :]  # (rows, n)
@@ -344,22 +387,47 @@ def _halves(positions, inv, width):
     return table
 
 
-def _integer(value, name):
+def _integer(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {_describe(value)}")
     return int(value)
 
 
-def _positive(value, name):
+def _positive(value: Any, name: str) -> float:
     value = check_scalar(value, name=name)
     if value <= 0:
         raise ValueError(f"{name} must be a finite real number > 0, got {value}")
     return value
 
 
-def _at_least_2d(tokens):
+def _at_least_2d(tokens: Any) -> None:
     if tokens.ndim < 2:
         raise ValueError(
             f"tokens must have shape (batch, seq, ...) (positions count along axis 1), "
             f"got shape {tuple(tokens.shape)}"
+        )
+
+
+def _size(value: Any, name: str) -> int:
+    """A size in ``0 .. 2**53`` (``value`` may already be a checked int)."""
+    n = check_length(value, name=name)
+    if n > MAX_COUNT:
+        raise ValueError(f"{name} must be at most 2**53, got {n}")
+    return n
+
+
+def _table_size(rows: int, width: int, rows_name: str, width_name: str) -> None:
+    if rows * width > _MAX_ENTRIES:
+        raise ValueError(
+            f"{rows_name} * {width_name} = {rows} * {width} entries is more than an array can hold "
+            "(2**60); pass smaller sizes"
+        )
+
+
+def _pad_fits(pad: int, seq: int) -> None:
+    """``padding_idx .. padding_idx + seq`` (the positions) must fit in int64."""
+    if not -(2**63) <= pad <= 2**63 - 1 - seq:
+        raise ValueError(
+            f"padding_idx must keep the positions padding_idx .. padding_idx + seq within int64 "
+            f"(seq = {seq}), got {pad}"
         )

@@ -5,31 +5,42 @@
 binary digits) wraps around far positions onto near ones. The site's "naive encodings" page
 derives each flaw; ``posenc.sinusoidal`` is the encoding that fixes them.
 
-Every function takes positions like ``posenc.sinusoidal``: an int ``n`` means ``0 .. n-1``
-(NumPy out), an array gives an array of the same library on the same device, with one new
-trailing axis.
+Every function takes positions like ``posenc.sinusoidal``: only a Python ``int`` ``n`` is a
+count, meaning ``0 .. n-1`` (NumPy out); everything array-like (arrays, lists, tensors, and a
+NumPy scalar, 0-d array or 0-d tensor, which is one position) gives an array of the same library
+on the same device, with one new trailing axis.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import as_positions, check_dim, result_dtype
+from ._array import MAX_SIZE, as_positions, check_dim, result_dtype
+
+if TYPE_CHECKING:
+    from ._typing import DTypeLike, FloatArray, PositionsLike, Tensor, TorchDType
 
 __all__ = ["integer", "normalized", "binary", "periodic"]
 
 
-def integer(positions, *, dtype=None):
+@overload
+def integer(positions: Tensor, *, dtype: TorchDType | None = ...) -> Tensor: ...
+@overload
+def integer(positions: PositionsLike, *, dtype: DTypeLike = ...) -> FloatArray: ...
+def integer(positions: Tensor | PositionsLike, *, dtype: Any = None) -> Tensor | FloatArray:
     """The position itself as a one-number code, ``PE(p) = [p]`` (the simplest absolute code).
 
     Parameters
     ----------
     positions : int or array of shape (...,)
-        An int ``n`` means positions ``0 .. n-1``; an array (NumPy, list or torch tensor) holds
-        the positions themselves, any shape, integer or float.
+        Only a Python ``int`` ``n`` is a count: positions ``0 .. n-1``. Everything array-like
+        (NumPy array, list, torch tensor, and a NumPy scalar such as ``ids[1]``, a 0-d array or a
+        0-d tensor: one position, output shape ``(1,)``) holds the positions themselves, any
+        shape, integer (any width, unsigned included) or float.
     dtype : floating dtype, optional
         Output dtype. Default float64 for NumPy (and int) input, ``torch.get_default_dtype()``
         for tensors.
@@ -74,7 +85,11 @@ def integer(positions, *, dtype=None):
     return np.asarray(pos).astype(out_dtype)[..., None]
 
 
-def normalized(positions, length, *, dtype=None):
+@overload
+def normalized(positions: Tensor, length: int, *, dtype: TorchDType | None = ...) -> Tensor: ...
+@overload
+def normalized(positions: PositionsLike, length: int, *, dtype: DTypeLike = ...) -> FloatArray: ...
+def normalized(positions: Tensor | PositionsLike, length: int, *, dtype: Any = None) -> Tensor | FloatArray:
     """Positions scaled into ``[0, 1]``: ``PE(p) = [p / (length - 1)]``.
 
     Parameters
@@ -118,7 +133,7 @@ def normalized(positions, length, *, dtype=None):
     >>> np.round(posenc.normalized(np.array([2]), 9)[:, 0], 4)
     array([0.25])
     """
-    length = check_dim(length, name="length", even=False)
+    length = check_dim(length, name="length", even=False, maximum=MAX_SIZE)
     pos, torch_in = as_positions(positions)
     out_dtype = result_dtype(dtype, torch_out=torch_in)
     if _has_values(pos, torch_in) and _size(pos):
@@ -134,7 +149,11 @@ def normalized(positions, length, *, dtype=None):
     return _cast(scaled, out_dtype, torch_in)[..., None]
 
 
-def binary(positions, bits, *, dtype=None):
+@overload
+def binary(positions: Tensor, bits: int, *, dtype: TorchDType | None = ...) -> Tensor: ...
+@overload
+def binary(positions: PositionsLike, bits: int, *, dtype: DTypeLike = ...) -> FloatArray: ...
+def binary(positions: Tensor | PositionsLike, bits: int, *, dtype: Any = None) -> Tensor | FloatArray:
     """Positions written in base 2, one digit per dimension, most significant digit first.
 
     Parameters
@@ -182,7 +201,7 @@ def binary(positions, bits, *, dtype=None):
     >>> posenc.binary(16, 4).shape
     (16, 4)
     """
-    bits = check_dim(bits, name="bits", even=False)
+    bits = check_dim(bits, name="bits", even=False, maximum=MAX_SIZE)
     pos, torch_in = as_positions(positions)
     out_dtype = result_dtype(dtype, torch_out=torch_in)
     integral = _is_integer_dtype(pos, torch_in)
@@ -196,7 +215,8 @@ def binary(positions, bits, *, dtype=None):
                     f"positions must be whole numbers for a binary code, got position {_fmt(bad)}"
                 )
         lo, hi = _min_max(pos, torch_in)
-        if lo < 0 or hi >= 2**bits:
+        # no real position reaches 2**1100 (float64 ends near 2**1024): never build 2**bits past it
+        if lo < 0 or hi >= 2 ** min(bits, 1100):
             bad = lo if lo < 0 else hi
             bound = f" = [0, {2**bits})" if bits <= 64 else ""
             raise ValueError(
@@ -207,7 +227,11 @@ def binary(positions, bits, *, dtype=None):
     return _cast(digits, out_dtype, torch_in)
 
 
-def periodic(positions, dim, *, dtype=None):
+@overload
+def periodic(positions: Tensor, dim: int, *, dtype: TorchDType | None = ...) -> Tensor: ...
+@overload
+def periodic(positions: PositionsLike, dim: int, *, dtype: DTypeLike = ...) -> FloatArray: ...
+def periodic(positions: Tensor | PositionsLike, dim: int, *, dtype: Any = None) -> Tensor | FloatArray:
     """Sines that imitate binary digits: ``PE(p)_i = sin(p w_i)``, ``w_i = (pi/2) / 2**i``.
 
     Dimension ``i`` first reaches 1 at ``p = 2**i``, where the binary digit of weight ``2**i``
@@ -257,7 +281,7 @@ def periodic(positions, dim, *, dtype=None):
     array([[ 1.    ,  0.7071],
            [ 1.    , -0.7071]])
     """
-    dim = check_dim(dim, even=False)
+    dim = check_dim(dim, even=False, maximum=MAX_SIZE)
     pos, torch_in = as_positions(positions)
     out_dtype = result_dtype(dtype, torch_out=torch_in)
     w = _frequencies(dim)
@@ -269,7 +293,7 @@ def periodic(positions, dim, *, dtype=None):
     return np.sin(p64[..., None] * w).astype(out_dtype)
 
 
-def _frequencies(dim):
+def _frequencies(dim: Any) -> Any:
     """The ``w_i = (pi/2) / 2**i`` of ``periodic``, float64, shape ``(dim,)``."""
     return np.ldexp(math.pi / 2, -np.arange(dim))
 
@@ -277,50 +301,70 @@ def _frequencies(dim):
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def _has_values(pos, torch_in) -> bool:
+def _has_values(pos: Any, torch_in: bool) -> bool:
     """False for meta tensors, which carry shapes but no numbers."""
     return not (torch_in and pos.device.type == "meta")
 
 
-def _size(pos) -> int:
+def _size(pos: Any) -> int:
     return int(math.prod(tuple(pos.shape)))
 
 
-def _min_max(pos, torch_in):
+def _min_max(pos: Any, torch_in: Any) -> Any:
+    """Smallest and largest position as Python numbers (torch has no min/max for uint16..64)."""
+    if torch_in and _torch_uint(pos):
+        torch = sys.modules["torch"]
+        if pos.dtype != torch.uint64:
+            p = pos.to(torch.int64)  # uint16/uint32 fit exactly
+            return p.min().item(), p.max().item()
+        bits = pos.view(torch.int64)  # same bits; values >= 2**63 read as negative
+        high = bits < 0
+        values = [int(x) % 2**64 for x in (bits[~high].min(), bits[~high].max()) if (~high).any()]
+        if bool(high.any()):
+            values += [int(bits[high].min()) % 2**64, int(bits[high].max()) % 2**64]
+        return min(values), max(values)
     return pos.min().item(), pos.max().item()
 
 
-def _fmt(value) -> str:
+def _torch_uint(pos: Any) -> bool:
+    torch = sys.modules["torch"]
+    return pos.dtype in (torch.uint16, torch.uint32, torch.uint64)
+
+
+def _fmt(value: Any) -> str:
     return str(int(value)) if float(value).is_integer() and abs(value) < 2**63 else repr(value)
 
 
-def _float64(pos, torch_in):
+def _float64(pos: Any, torch_in: Any) -> Any:
     if torch_in:
         return pos.to(sys.modules["torch"].float64)
     return np.asarray(pos, dtype=np.float64)
 
 
-def _cast(x, dtype, torch_in):
+def _cast(x: Any, dtype: Any, torch_in: Any) -> Any:
     if torch_in:
         return x.to(dtype)
     return x.astype(dtype, copy=False)
 
 
-def _is_integer_dtype(pos, torch_in) -> bool:
+def _is_integer_dtype(pos: Any, torch_in: bool) -> bool:
     if torch_in:
         return not pos.is_floating_point()
     return pos.dtype.kind in "iu"
 
 
-def _binary_digits(pos, bits, torch_in, integral):
+def _binary_digits(pos: Any, bits: Any, torch_in: Any, integral: Any) -> Any:
     """Digits, most significant first, as 0/1 in float64 (values already validated)."""
     shifts = np.arange(bits - 1, -1, -1)  # weight exponent of each output column
     if torch_in:
         torch = sys.modules["torch"]
         s = torch.as_tensor(shifts, device=pos.device)
         if integral:
-            # non-negative int64 values are < 2**63, so a shift of 63 already gives 0
-            d = (pos.to(torch.int64)[..., None] >> s.clamp(max=63)) & 1
+            # uint64 is read through an int64 view of the same bits (torch has no uint64
+            # shifts); bit s of the view is bit s of the value, and columns s >= 64 are 0
+            as64 = pos.view(torch.int64) if pos.dtype == torch.uint64 else pos.to(torch.int64)
+            d = (as64[..., None] >> s.clamp(max=63)) & 1
+            d = torch.where(s < 64, d, torch.zeros_like(d))
             return d.to(torch.float64)
         p64 = pos.to(torch.float64)[..., None]
         # dividing by a power of two is exact (2**s overflows to inf past 1023, giving 0);

@@ -2,8 +2,12 @@
 
 A page draws a figure with matplotlib in an ``exec="on" html="1"`` code block and prints
 ``posenc.plots.to_html(fig)``: the figure goes into the page as inline SVG, so it needs no
-image file and no request. Labels are math or numbers only, so one code block serves both
-languages.
+image file and no request. Both languages run the same code block; on a Chinese page the
+labels, legends, titles and the alt text are translated (``posenc._figure_zh``) before the
+figure is drawn. Text stays SVG text (``svg.fonttype: none``), so no CJK font is needed at
+build time and the reader's own fonts draw it. The background is transparent and black and the
+default colour cycle become CSS (``currentColor``, ``var(--posenc-c0)``...), so one SVG suits
+the light and the dark scheme.
 """
 
 from __future__ import annotations
@@ -12,26 +16,33 @@ import io
 import itertools
 import re
 import sys
+import warnings
+from typing import Any
 
-__all__ = ["figure", "to_html"]
+__all__ = ["figure", "page_language", "to_html"]
 
 _ids = itertools.count(1)
 
 # The site builds each page twice (en, zh) from byte-identical code blocks: a figure drawn for
-# one language is reused for the other. The build hook names the page being rendered; outside a
-# build (page None) nothing is cached.
+# one language is reused for the other when its text is the same. The build hook names the page
+# being rendered; outside a build (page None) nothing is cached.
 _cache: dict = {}
 _calls: dict = {}
-_page = [None]
+_page: list[str | None] = [None]
+
+# matplotlib's default cycle (tab10) -> CSS variables set per colour scheme in posenc.css
+_CYCLE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+          "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+MIN_FONT_PT = 9.0  # no text smaller than this (the figure is never shown below 1:1.2)
 
 
-def _code_key(code):
+def _code_key(code):  # type: ignore[no-untyped-def]
     """What a code object computes, without its file name or the addresses of nested code."""
     consts = tuple(_code_key(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts)
     return (code.co_code, consts, code.co_names)
 
 
-def _set_page(src_uri):
+def _set_page(src_uri: str | None) -> None:
     """Called by the site's build hook: the page whose code blocks run next (None: no caching)."""
     _page[0] = src_uri
     if src_uri is None:
@@ -39,7 +50,19 @@ def _set_page(src_uri):
         _calls.clear()
 
 
-def figure(width: float = 6.4, height: float = 3.2, **kwargs):
+def page_language() -> str:
+    """The language of the site page being built: ``"zh"`` on a Chinese page, else ``"en"``.
+
+    Code blocks are the same in both languages; a block that prints words (a table header) picks
+    them with this."""
+    page = _page[0] or ""
+    return "zh" if page.startswith("zh/") else "en"
+
+
+_language = page_language
+
+
+def figure(width: float = 6.4, height: float = 3.2, **kwargs: Any) -> Any:
     """A new matplotlib figure on the headless Agg backend: ``fig, ax = figure()``."""
     import matplotlib
 
@@ -47,34 +70,127 @@ def figure(width: float = 6.4, height: float = 3.2, **kwargs):
     import matplotlib.pyplot as plt
 
     # a fixed salt keeps the SVG deterministic; to_html makes ids unique per figure
-    plt.rcParams.update({"svg.fonttype": "path", "svg.hashsalt": "posenc", "font.size": 9})
+    plt.rcParams.update({
+        "svg.fonttype": "none", "svg.hashsalt": "posenc", "font.size": 10,
+        "savefig.transparent": True, "font.family": ["DejaVu Sans", *_cjk_fonts()],
+    })
     return plt.subplots(figsize=(width, height), layout="constrained", **kwargs)
 
 
-def to_html(fig, *, alt: str = "") -> str:
-    """The figure as an inline ``<svg>`` inside ``<div class="posenc-figure">``; closes it."""
+def _cjk_fonts() -> list[str]:
+    """A CJK font installed here, if any: only used to measure Chinese labels for the layout."""
+    from matplotlib import font_manager
+
+    names = {f.name for f in font_manager.fontManager.ttflist}
+    wanted: list[str] = ["Noto Sans CJK SC", "Noto Serif CJK SC", "WenQuanYi Zen Hei"]
+    return [n for n in wanted if n in names][:1]
+
+
+def _texts(fig: Any) -> list[Any]:
+    """The figure's words: titles, axis labels, text, annotations and legends (not tick labels,
+    which are numbers; ``fig.findobj`` finds the same but walks every artist, seconds per build)."""
+    out = list(fig.texts)
+    legends = list(fig.legends)
+    for ax in fig.axes:
+        out += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        legends.append(ax.get_legend())
+    for legend in legends:
+        if legend is not None:
+            out += [*legend.get_texts(), legend.get_title()]
+    return [t for t in out if t.get_text()]
+
+
+def _localize(fig: Any, alt: str) -> tuple[str, tuple[str, ...]]:
+    """Translate the figure's text in place for the page's language; enforce a minimum size.
+
+    Returns the translated alt text and the figure's strings (part of the cache key)."""
+    from ._figure_zh import translate
+
+    lang = _language()
+    strings = []
+    for t in _texts(fig):
+        if t.get_fontsize() < MIN_FONT_PT:
+            t.set_fontsize(MIN_FONT_PT)
+        if lang == "zh":
+            t.set_text(translate(t.get_text()))
+        strings.append(t.get_text())
+    return (translate(alt) if lang == "zh" else alt), tuple(strings)
+
+
+def _number(m: re.Match[str]) -> str:
+    text = f"{float(m[0]):.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _webp(m: re.Match[str]) -> str:
+    """An embedded PNG (heatmaps, rasterized meshes) as lossless WebP when that is smaller."""
+    import base64
+
+    try:
+        from PIL import Image
+    except ImportError:  # Pillow comes with matplotlib; without it the PNG stays
+        return m[0]
+    png = base64.b64decode(m[1])
+    out = io.BytesIO()
+    Image.open(io.BytesIO(png)).save(out, "WEBP", lossless=True, method=4)
+    if out.tell() >= len(png):
+        return m[0]
+    return "data:image/webp;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def _slim(svg: str) -> str:
+    """Drop what the page does not need and make the colours follow the colour scheme."""
+    svg = svg[svg.index("<svg") :]
+    svg = re.sub(r"data:image/png;base64,([A-Za-z0-9+/=\s]+)", _webp, svg)
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    svg = re.sub(r"<style[^>]*>.*?</style>\s*", "", svg, flags=re.S)
+    # coordinates to 2 decimals (1/100 pt is far below a pixel)
+    svg = re.sub(r'(?<=[\s"(,:MLCQZHV-])-?\d+\.\d{3,}', _number, svg)
+    svg = re.sub(r"#000000\b", "currentColor", svg)
+    svg = re.sub(r"fill: #ffffff\b", "fill: var(--md-default-bg-color)", svg)  # legend boxes
+    for n, colour in enumerate(_CYCLE):
+        svg = svg.replace(colour, f"var(--posenc-c{n})")
+    svg = re.sub(r"<!--.*?-->\s*", "", svg, flags=re.S)
+    svg = re.sub(r' transform="rotate\(-?0 [^")]*\)"', "", svg)
+    # the page's font draws the text (posenc.css); matplotlib's font names are of no use there
+    svg = re.sub(r";?\s*font-family:\s*'[^;\"]*'(?:,\s*'[^;\"]*')*(?:,\s*[\w-]+)?", "", svg)
+    svg = svg.replace('style=""', "")
+    svg = re.sub(r"\n\s*", "\n", svg)
+    return svg
+
+
+def to_html(fig: Any, *, alt: str = "") -> str:
+    """The figure as an inline ``<svg>`` inside ``<div class="posenc-figure">``; closes it.
+
+    On a Chinese page (during the site build) the figure's text and ``alt`` are translated."""
     import matplotlib.pyplot as plt
 
+    alt, strings = _localize(fig, alt)
     key = None
     if _page[0] is not None:
         code = sys._getframe(1).f_code  # the code block that drew the figure
         page = _page[0].split("/", 1)[1] if _page[0].startswith(("en/", "zh/")) else _page[0]
         call = _calls.setdefault((_page[0], code), itertools.count())
-        key = (page, _code_key(code), next(call), alt)
+        key = (page, _code_key(code), next(call), alt, strings)
     if key in _cache:
         plt.close(fig)
         svg = _cache[key]
     else:
         buf = io.StringIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None})
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
         plt.close(fig)
-        svg = buf.getvalue()
-        svg = svg[svg.index("<svg") :]
+        svg = _slim(buf.getvalue())
         if key is not None:
             _cache[key] = svg
     # ids are unique within one SVG, not across the several inline on a page: prefix them all
     prefix = f"fig{next(_ids)}-"
     svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', svg)
     svg = re.sub(r'(url\(#|href="#)([^)"]+)', lambda m: f"{m.group(1)}{prefix}{m.group(2)}", svg)
-    label = f' role="img" aria-label="{alt}"' if alt else ""
-    return f'<div class="posenc-figure"{label}>\n{svg}\n</div>'
+    if alt:
+        from html import escape
+
+        svg = svg.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" ', 1)
+    # below 512 px the figure scrolls sideways (posenc.css): tabindex lets a keyboard scroll it
+    return f'<div class="posenc-figure" tabindex="0">\n{svg}\n</div>'

@@ -11,15 +11,27 @@ from __future__ import annotations
 
 import numbers
 import sys
+import warnings
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import is_torch
+from ._array import compiling, is_torch
+
+if TYPE_CHECKING:
+    from ._typing import ArrayLike, IntArray, Tensor
 
 __all__ = ["position_ids"]
 
+_PAD_DEFAULT = 1  # posenc 0.2; becomes 0 in posenc 0.3 (see the DeprecationWarning below)
+_UNSET: Any = object()  # tells "pad_value not passed" from pad_value=1
 
-def position_ids(attention_mask, *, pad_value=1):
+
+@overload
+def position_ids(attention_mask: Tensor, *, pad_value: int = ...) -> Tensor: ...
+@overload
+def position_ids(attention_mask: ArrayLike, *, pad_value: int = ...) -> IntArray: ...
+def position_ids(attention_mask: Tensor | ArrayLike, *, pad_value: int = _UNSET) -> Tensor | IntArray:
     """Position ids counted over the real tokens of a padded batch (the Hugging Face convention).
 
     Parameters
@@ -27,10 +39,12 @@ def position_ids(attention_mask, *, pad_value=1):
     attention_mask : array of shape (..., seq)
         1 (or True) for a real token, 0 (or False) for padding; NumPy array, list or torch
         tensor, of integer, float or boolean dtype, holding only 0 and 1.
-    pad_value : int, default 1
-        The id written at padded slots. Hugging Face writes 1 (any valid row of a position
-        table: the slot is masked out of attention anyway, so the value only has to be a
-        legal index).
+    pad_value : int, default 1 (0 from posenc 0.3)
+        The id written at padded slots: any valid row of a position table does, since the slot
+        is masked out of attention, so the value only has to be a legal index. The default 1 is
+        what Hugging Face transformers 4.x wrote; transformers 5 writes 0, and posenc 0.3 will
+        default to 0. Until then a call that relies on the default with a mask that has padding
+        emits a ``DeprecationWarning``: pass ``pad_value`` explicitly (1 keeps today's ids).
 
     Returns
     -------
@@ -44,8 +58,14 @@ def position_ids(attention_mask, *, pad_value=1):
         ``attention_mask`` not an array of real or boolean values, ``pad_value`` not an int.
     ValueError
         ``attention_mask`` with no sequence axis (0-d) or holding values other than 0 and 1
-        (not checked on torch ``meta`` tensors, which hold no values), ``pad_value`` outside
-        int64.
+        (not checked on torch ``meta`` tensors, which hold no values, nor while
+        ``torch.compile`` traces the call), ``pad_value`` outside int64.
+
+    Warns
+    -----
+    DeprecationWarning
+        ``pad_value`` not passed while the mask has padding: the default changes from 1 to 0
+        in posenc 0.3.
 
     See Also
     --------
@@ -63,7 +83,7 @@ def position_ids(attention_mask, *, pad_value=1):
     >>> import posenc
     >>> mask = np.array([[0, 0, 1, 1, 1],     # left padding
     ...                  [1, 1, 1, 0, 0]])    # right padding
-    >>> posenc.position_ids(mask)
+    >>> posenc.position_ids(mask, pad_value=1)
     array([[1, 1, 0, 1, 2],
            [0, 1, 2, 1, 1]])
     >>> posenc.position_ids(mask, pad_value=0)
@@ -71,6 +91,9 @@ def position_ids(attention_mask, *, pad_value=1):
            [0, 1, 2, 0, 0]])
     """
     torch_in = is_torch(attention_mask)
+    pad_given = pad_value is not _UNSET
+    if not pad_given:
+        pad_value = _PAD_DEFAULT
     if isinstance(pad_value, bool) or not isinstance(pad_value, numbers.Integral):
         kind = type(pad_value).__name__
         raise TypeError(f"pad_value must be an integer, got {pad_value!r} ({kind})")
@@ -84,7 +107,8 @@ def position_ids(attention_mask, *, pad_value=1):
         )
     if torch_in:
         torch = sys.modules["torch"]
-        if mask.device.type != "meta" and mask.numel():
+        has_values = mask.device.type != "meta" and not compiling()  # tracing: no value reads
+        if has_values and mask.numel():
             bad = (mask != 0) & (mask != 1)
             if bool(bad.any()):
                 raise ValueError(
@@ -92,6 +116,8 @@ def position_ids(attention_mask, *, pad_value=1):
                     f"got {mask[bad].reshape(-1)[0].item()!r}"
                 )
         real = mask != 0
+        if not pad_given and has_values and not bool(real.all()):
+            _warn_pad_default()
         ids = torch.cumsum(real.to(torch.int64), dim=-1) - 1  # (..., seq)
         return ids.masked_fill(~real, pad_value)
     if mask.size:
@@ -102,11 +128,23 @@ def position_ids(attention_mask, *, pad_value=1):
                 f"got {mask[bad].reshape(-1)[0].item()!r}"
             )
     real = mask != 0
+    if not pad_given and not real.all():
+        _warn_pad_default()
     ids = np.cumsum(real, axis=-1, dtype=np.int64) - 1  # (..., seq)
     return np.where(real, ids, np.int64(pad_value))
 
 
-def _as_mask(attention_mask, torch_in):
+def _warn_pad_default() -> None:
+    warnings.warn(
+        "position_ids: the default pad_value changes from 1 to 0 in posenc 0.3; "
+        "pass pad_value explicitly (pad_value=1 keeps the current ids, pad_value=0 matches "
+        "transformers 5)",
+        DeprecationWarning,
+        stacklevel=3,  # _warn_pad_default <- position_ids <- the caller
+    )
+
+
+def _as_mask(attention_mask: Any, torch_in: bool) -> Any:
     if torch_in:
         if attention_mask.is_complex():
             raise TypeError(

@@ -8,15 +8,23 @@ and tables that are indexed by it live with each scheme.
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ._array import traced_constant
+
+if TYPE_CHECKING:
+    from ._typing import IntArray
 
 __all__ = ["relative_positions"]
 
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-def relative_positions(q_len, k_len, *, offset=0, max_distance=None):
+def relative_positions(
+    q_len: int, k_len: int, *, offset: int = 0, max_distance: int | None = None
+) -> IntArray:
     """Key position minus query position, ``R[i, j] = j - (i + offset)`` (Shaw et al., 2018).
 
     Parameters
@@ -85,6 +93,11 @@ def relative_positions(q_len, k_len, *, offset=0, max_distance=None):
                 f"relative positions run from {lowest} to {highest} with q_len={q_len}, "
                 f"k_len={k_len}, offset={offset}: outside int64"
             )
+    return _relative(q_len, k_len, offset, max_distance)  # under torch.compile: a constant
+
+
+@traced_constant
+def _relative(q_len: int, k_len: int, offset: int, max_distance: int | None) -> IntArray:
     # (j - offset) - i: every intermediate lies between the extremes checked above
     key = np.arange(k_len, dtype=np.int64) - np.int64(offset)  # (k_len,)
     rel = key[None, :] - np.arange(q_len, dtype=np.int64)[:, None]  # (q_len, k_len)
@@ -93,7 +106,9 @@ def relative_positions(q_len, k_len, *, offset=0, max_distance=None):
     return rel
 
 
-def _check_int(value, name, *, minimum=None, none_ok=False):
+def _check_int(
+    value: Any, name: str, *, minimum: int | None = None, none_ok: bool = False
+) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         kind = "a non-negative integer" if minimum == 0 else "an integer"
         if none_ok:

@@ -10,7 +10,8 @@ Pairings
 code, GPT-J, RoFormer, ``rotary_embedding_torch``). ``pairing="half"`` rotates ``(i, i + r/2)``
 (HF Llama ``rotate_half``, GPT-NeoX). Both use frequency ``w_i`` for pair ``i``; a checkpoint
 moves from one to the other by permuting the rows of its q/k projections
-(:func:`rope_permutation`).
+(:func:`rope_permutation`). The frequencies and HF's context-extension scalings live in
+:mod:`posenc.rope_scaling`; :func:`rope_frequencies` is re-exported here.
 
 Why the angles are exact
 ------------------------
@@ -19,9 +20,17 @@ rounded by up to 6e-2 rad, and the output is off by as much. Here every angle is
 float64 from the positions as given (never rounded to ``x``'s dtype), cos and sin are taken in
 float64 and multiplied by the attention factor, and only then rounded to the working dtype
 (float32 for float16/bfloat16/float32 input, float64 for float64 input). The rotation runs in
-the working dtype and the result is rounded once to ``x``'s dtype: a float32 result is within
-1e-6 * max|x| of the exact rotation at any position (measured 7.6e-8 near 2**20), and float16 /
-bfloat16 results are within half a unit of their own rounding plus float32 noise.
+the working dtype and the result is rounded once to ``x``'s dtype.
+
+Where the float32 bound holds: for ``|position| <= 2**31`` a float32 result is within
+``1e-6 * f * max|x|`` of the exact rotation by ``p w_i`` (``f`` the attention factor; ``w_i``
+the float64 ladder of :func:`rope_frequencies`). That is the sum of the worst cases: the float64
+angle is rounded by at most ``2**-23`` rad below ``2**31`` (as for :func:`posenc.sinusoidal`),
+cos/sin by at most 4 float32 units, the rotation by 3; measured at most ``1.9e-7 * max|x|``
+anywhere in that range. Past ``2**31`` the float64 angle itself is rounded by up to
+``|p| 2**-53`` rad, which no float64 formula avoids: measured ``3.1e-7 * max|x|`` at ``2**32``,
+``1.1e-6`` at ``2**34``, ``5.8e-5`` at ``2**40``. float16 / bfloat16 results are within half a
+unit of their own rounding plus that float32 error.
 
 Positions against ``x``
 -----------------------
@@ -34,7 +43,11 @@ are. The result must broadcast to ``x.shape[:-1]`` exactly. For a ``(batch, seq,
 layout (Meta's Llama, GPT-J), pass positions of shape ``(batch, seq, 1)`` or ``(1, seq, 1)``:
 with as many axes as ``x.shape[:-1]`` the rule is plain broadcasting. Positions with fewer axes
 whose last axis has size 1 while seq does not (``(seq, 1)`` against that layout) are refused
-rather than silently lined up with the wrong axes. A 0-d array is one position for every token.
+rather than silently lined up with the wrong axes.
+
+Only a Python ``int`` is a count (``n`` means ``0 .. n-1``, and must equal seq). Everything
+array-like holds positions: a NumPy scalar (what ``ids[1]`` returns), a 0-d array or a 0-d tensor
+is one position for every token.
 """
 
 from __future__ import annotations
@@ -42,322 +55,71 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import as_positions, check_base, check_choice, check_dim, is_torch
+from ._array import (
+    _describe,
+    as_positions,
+    check_base,
+    check_choice,
+    check_dim,
+    compiling,
+    is_count,
+    is_torch,
+)
+from ._typing import ArrayLike, FloatArray, IntArray, Pairing, PositionsLike
+from .rope_scaling import ROPE_TYPES as ROPE_TYPES  # re-exported for posenc.rope users
+from .rope_scaling import _check_width, _positive_int
+from .rope_scaling import rope_frequencies as rope_frequencies  # posenc.rope.rope_frequencies
 from .sinusoidal import _sin_cos
 
-__all__ = ["rope_frequencies", "apply_rope", "rope_permutation"]
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ._typing import Tensor
+
+__all__ = ["apply_rope", "rope_permutation"]
 
 PAIRINGS = ("interleaved", "half")
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "llama3", "longrope")
-
-# rope_type: (required keys, optional keys); "rope_type"/"type" and "rope_theta" are always allowed.
-_KEYS = {
-    "default": ((), ()),
-    "linear": (("factor",), ()),
-    "dynamic": (("factor", "original_max_position_embeddings"), ()),
-    "yarn": (
-        ("factor", "original_max_position_embeddings"),
-        ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate"),
-    ),
-    "llama3": (("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"), ()),
-    "longrope": (("short_factor", "long_factor", "original_max_position_embeddings"), ("factor", "attention_factor")),
-}
-
-
-# --- frequencies ------------------------------------------------------------------------------
-
-
-def rope_frequencies(dim, *, base=10000.0, scaling=None, seq_len=None):
-    """RoPE inverse frequencies (Su et al., 2021) and the attention factor, with HF's scalings.
-
-    Parameters
-    ----------
-    dim : int
-        The rotated width (the head dim, or ``rotary_dim`` for partial rotary), even.
-    base : float, default 10000.0
-        ``w_i = base ** (-2 i / dim)`` (HF ``rope_theta``).
-    scaling : dict, optional
-        None (plain RoPE) or a dict in the form of HF's ``rope_scaling`` / ``rope_parameters``
-        with ``"rope_type"`` (or the legacy ``"type"``) one of ``"default"``, ``"linear"``,
-        ``"dynamic"``, ``"yarn"``, ``"llama3"``, ``"longrope"``, and that type's keys:
-
-        - linear: ``factor``.
-        - dynamic: ``factor``, ``original_max_position_embeddings`` (the trained length; HF
-          reads it from ``config.max_position_embeddings``).
-        - yarn: ``factor``, ``original_max_position_embeddings``; optional ``beta_fast`` (32),
-          ``beta_slow`` (1), ``mscale``, ``mscale_all_dim``, ``attention_factor``, ``truncate``
-          (True).
-        - llama3: ``factor``, ``original_max_position_embeddings``, ``low_freq_factor``,
-          ``high_freq_factor``.
-        - longrope: ``short_factor``, ``long_factor`` (``dim // 2`` numbers each),
-          ``original_max_position_embeddings``; ``factor`` or ``attention_factor``.
-
-        A ``"rope_theta"`` key is allowed if it equals ``base``. Keys set to None count as
-        absent (as in HF). Unknown keys are refused.
-    seq_len : int, optional
-        The current sequence length, read by ``"dynamic"`` (NTK base grows once
-        ``seq_len > original_max_position_embeddings``) and ``"longrope"`` (``long_factor``
-        once ``seq_len > original_max_position_embeddings``). HF passes ``max(position_ids) + 1``.
-        None means the trained length. Ignored by the other types.
-
-    Returns
-    -------
-    inv_freq : numpy.ndarray of shape (dim // 2,), float64
-    attention_factor : float
-        HF's ``attention_scaling``: cos and sin are multiplied by it (yarn and longrope; 1.0
-        for the others).
-
-    Raises
-    ------
-    TypeError
-        ``dim`` not an integer, ``scaling`` not a dict, a key of the wrong type.
-    ValueError
-        ``dim`` odd or <= 0, bad ``base``, unknown ``rope_type`` (the valid ones are listed),
-        missing or unknown keys, ``factor < 1``, ``high_freq_factor <= low_freq_factor``,
-        ``beta_fast < beta_slow``, factor lists of the wrong length.
-
-    See Also
-    --------
-    apply_rope : rotates queries and keys with these frequencies.
-
-    Notes
-    -----
-    Plain: ``w_i = base ** (-2 i / dim)``. Linear (position interpolation): ``w_i / factor``.
-    Dynamic NTK: ``base' = base * (factor * L / L0 - (factor - 1)) ** (dim / (dim - 2))`` with
-    ``L = max(seq_len, L0)``. YaRN: ``w_i / factor`` for slow pairs, ``w_i`` for fast ones and a
-    linear ramp over the pair index between ``beta_slow`` and ``beta_fast`` rotations over
-    ``L0``; attention factor ``0.1 ln(factor) + 1``. Llama 3: ``w_i / factor`` for
-    wavelengths above ``L0 / low_freq_factor``, ``w_i`` below ``L0 / high_freq_factor``, a
-    smooth blend between. LongRoPE: ``w_i / ext_i``; attention factor
-    ``sqrt(1 + ln(factor) / ln(L0))``. Each equals
-    ``transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS[rope_type]`` (which computes in
-    float32) for the same config.
-
-    References
-    ----------
-    Su et al., "RoFormer", arXiv:2104.09864. Chen et al., "Extending Context Window of Large
-    Language Models via Positional Interpolation", arXiv:2306.15595. Peng et al., "YaRN",
-    arXiv:2309.00071. Ding et al., "LongRoPE", arXiv:2402.13753. Grattafiori et al.,
-    "The Llama 3 Herd of Models", arXiv:2407.21783.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import posenc
-    >>> inv_freq, factor = posenc.rope_frequencies(8)
-    >>> np.round(inv_freq, 6), factor
-    (array([1.   , 0.1  , 0.01 , 0.001]), 1.0)
-    >>> yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
-    >>> inv_freq, factor = posenc.rope_frequencies(8, scaling=yarn)
-    >>> np.round(inv_freq / posenc.rope_frequencies(8)[0], 4), round(factor, 4)
-    (array([1.   , 0.625, 0.25 , 0.25 ]), 1.1386)
-    """
-    dim = check_dim(dim)
-    base = check_base(base)
-    if seq_len is not None:
-        seq_len = _positive_int(seq_len, "seq_len")
-    rope_type, params = _check_scaling(scaling, dim, base)
-    i = np.arange(0, dim, 2, dtype=np.float64) / dim  # 2i / dim
-    plain = np.float64(base) ** -i
-    if rope_type == "default":
-        return plain, 1.0
-    if rope_type == "linear":
-        return plain / params["factor"], 1.0
-    if rope_type == "dynamic":
-        return _dynamic(params, dim, base, i, seq_len), 1.0
-    if rope_type == "yarn":
-        return _yarn(params, dim, base, plain)
-    if rope_type == "llama3":
-        return _llama3(params, plain), 1.0
-    return _longrope(params, plain, seq_len)
-
-
-def _dynamic(params, dim, base, i, seq_len):
-    factor, trained = params["factor"], params["original_max_position_embeddings"]
-    length = trained if seq_len is None else max(seq_len, trained)
-    if dim == 2:  # one pair, frequency base**0 = 1 whatever the base (HF divides by dim - 2)
-        return np.ones(1)
-    grown = base * (factor * length / trained - (factor - 1)) ** (dim / (dim - 2))
-    return np.float64(grown) ** -i
-
-
-def _yarn(params, dim, base, plain):
-    factor, trained = params["factor"], params["original_max_position_embeddings"]
-    attention = params.get("attention_factor")
-    if attention is None:
-        mscale, mscale_all = params.get("mscale"), params.get("mscale_all_dim")
-        if mscale and mscale_all:  # HF: both set and non-zero, else the plain 0.1 ln(s) + 1
-            attention = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all)
-        else:
-            attention = _yarn_mscale(factor, 1.0)
-    beta_fast = params.get("beta_fast", 32.0)
-    beta_slow = params.get("beta_slow", 1.0)
-
-    def pair_index(rotations):  # the pair whose wavelength fits `rotations` times in `trained`
-        return dim * math.log(trained / (rotations * 2 * math.pi)) / (2 * math.log(base))
-
-    low, high = pair_index(beta_fast), pair_index(beta_slow)
-    if params.get("truncate", True):
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, dim - 1)
-    if low == high:
-        high += 0.001  # as in the reference code: avoids 0 / 0
-    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
-    inv_freq = (plain / factor) * ramp + plain * (1.0 - ramp)
-    return inv_freq, float(attention)
-
-
-def _yarn_mscale(scale, mscale):
-    return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
-
-
-def _llama3(params, plain):
-    factor = params["factor"]
-    low_ff, high_ff = params["low_freq_factor"], params["high_freq_factor"]
-    trained = params["original_max_position_embeddings"]
-    wavelen = 2 * math.pi / plain
-    low_wavelen, high_wavelen = trained / low_ff, trained / high_ff
-    out = np.where(wavelen > low_wavelen, plain / factor, plain)
-    smooth = (trained / wavelen - low_ff) / (high_ff - low_ff)
-    medium = ~(wavelen < high_wavelen) & ~(wavelen > low_wavelen)
-    return np.where(medium, (1 - smooth) * out / factor + smooth * out, out)
-
-
-def _longrope(params, plain, seq_len):
-    trained = params["original_max_position_embeddings"]
-    long = seq_len is not None and seq_len > trained
-    ext = np.asarray(params["long_factor" if long else "short_factor"], dtype=np.float64)
-    attention = params.get("attention_factor")
-    if attention is None:
-        factor = params["factor"]
-        attention = 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(trained))
-    return plain / ext, float(attention)
-
-
-# --- validation of `scaling` -------------------------------------------------------------------
-
-
-def _positive_int(value, name, *, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r} ({type(value).__name__})")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {int(value)}")
-    return int(value)
-
-
-def _real(value, name, *, minimum=None, strict=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a finite real number, got {value!r} ({type(value).__name__})")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite real number, got {value}")
-    if minimum is not None and (value <= minimum if strict else value < minimum):
-        raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum:g}, got {value:g}")
-    return value
-
-
-def _check_scaling(scaling, dim, base):
-    """Validate ``scaling``; return ``(rope_type, params)`` with params' values checked."""
-    if scaling is None:
-        return "default", {}
-    if not isinstance(scaling, Mapping):
-        raise TypeError(
-            f"scaling must be None or a dict like HF's rope_scaling, got {type(scaling).__name__}"
-        )
-    raw = {k: v for k, v in scaling.items() if v is not None}
-    rope_type = raw.pop("rope_type", None)
-    legacy = raw.pop("type", None)
-    if rope_type is None:
-        rope_type = legacy
-    elif legacy is not None and legacy != rope_type:
-        raise ValueError(f"scaling has 'rope_type'={rope_type!r} and 'type'={legacy!r}; they must agree")
-    if rope_type is None:
-        raise ValueError("scaling must name its 'rope_type' (one of " + ", ".join(map(repr, ROPE_TYPES)) + ")")
-    check_choice(rope_type, name="scaling['rope_type']", choices=ROPE_TYPES)
-    theta = raw.pop("rope_theta", None)
-    if theta is not None and _real(theta, "scaling['rope_theta']") != base:
-        raise ValueError(
-            f"scaling['rope_theta'] = {theta!r} disagrees with base = {base!r}; pass base={theta!r}"
-        )
-    if "partial_rotary_factor" in raw:
-        raise ValueError(
-            "scaling['partial_rotary_factor'] is not read here: pass the rotated width as "
-            "rotary_dim (apply_rope, RotaryEmbedding) or as dim (rope_frequencies)"
-        )
-    required, optional = _KEYS[rope_type]
-    missing = [k for k in required if k not in raw]
-    if missing:
-        raise ValueError(
-            f"scaling for rope_type={rope_type!r} is missing {', '.join(map(repr, missing))} "
-            f"(required: {', '.join(map(repr, required))})"
-        )
-    unknown = sorted(set(raw) - set(required) - set(optional))
-    if unknown:
-        allowed = ", ".join(map(repr, ("rope_type", "rope_theta", *required, *optional)))
-        raise ValueError(
-            f"scaling for rope_type={rope_type!r} has unknown keys {', '.join(map(repr, unknown))} "
-            f"(allowed: {allowed})"
-        )
-    params = {}
-    for key, value in raw.items():
-        name = f"scaling[{key!r}]"
-        if key == "factor":
-            params[key] = _real(value, name, minimum=1.0)
-        elif key == "original_max_position_embeddings":
-            params[key] = _positive_int(value, name, minimum=2 if rope_type == "longrope" else 1)
-        elif key in ("short_factor", "long_factor"):
-            params[key] = _factor_list(value, name, dim)
-        elif key == "truncate":
-            if not isinstance(value, (bool, np.bool_)):
-                raise TypeError(f"{name} must be a bool, got {value!r} ({type(value).__name__})")
-            params[key] = bool(value)
-        elif key in ("mscale", "mscale_all_dim"):
-            params[key] = _real(value, name)
-        else:  # attention_factor, beta_fast, beta_slow, low_freq_factor, high_freq_factor
-            params[key] = _real(value, name, minimum=0.0, strict=True)
-    if rope_type == "yarn" and params.get("beta_fast", 32.0) < params.get("beta_slow", 1.0):
-        raise ValueError(
-            f"scaling['beta_fast'] must be >= scaling['beta_slow'] (defaults 32 and 1), got "
-            f"beta_fast={params.get('beta_fast', 32.0):g} and beta_slow={params.get('beta_slow', 1.0):g}"
-        )
-    if rope_type == "llama3" and params["high_freq_factor"] <= params["low_freq_factor"]:
-        raise ValueError(
-            "scaling['high_freq_factor'] must be > scaling['low_freq_factor'], got "
-            f"high_freq_factor={params['high_freq_factor']:g} and low_freq_factor={params['low_freq_factor']:g}"
-        )
-    if rope_type == "longrope" and "factor" not in params and "attention_factor" not in params:
-        raise ValueError(
-            "scaling for rope_type='longrope' needs 'factor' or 'attention_factor' (HF derives "
-            "factor = max_position_embeddings / original_max_position_embeddings)"
-        )
-    return rope_type, params
-
-
-def _factor_list(value, name, dim):
-    if isinstance(value, (str, bytes, Mapping)) or is_torch(value):
-        raise TypeError(f"{name} must be a list of dim // 2 = {dim // 2} positive numbers, got {type(value).__name__}")
-    try:
-        arr = np.asarray(value)
-    except Exception as exc:
-        raise TypeError(f"{name} must be a list of dim // 2 = {dim // 2} positive numbers") from exc
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a list of dim // 2 = {dim // 2} positive numbers, got dtype {arr.dtype}")
-    if arr.shape != (dim // 2,):
-        raise ValueError(f"{name} must hold dim // 2 = {dim // 2} numbers, got shape {arr.shape}")
-    arr = arr.astype(np.float64)
-    if not (np.isfinite(arr).all() and (arr > 0).all()):
-        raise ValueError(f"{name} must hold finite numbers > 0")
-    return arr
 
 
 # --- rotation ----------------------------------------------------------------------------------
 
 
-def apply_rope(x, positions, *, base=10000.0, pairing="interleaved", scaling=None, rotary_dim=None, seq_len=None):
+@overload
+def apply_rope(
+    x: Tensor,
+    positions: Tensor | PositionsLike,
+    *,
+    base: float = ...,
+    pairing: Pairing = ...,
+    scaling: Mapping[str, Any] | None = ...,
+    rotary_dim: int | None = ...,
+    seq_len: int | None = ...,
+) -> Tensor: ...
+@overload
+def apply_rope(
+    x: ArrayLike,
+    positions: PositionsLike,
+    *,
+    base: float = ...,
+    pairing: Pairing = ...,
+    scaling: Mapping[str, Any] | None = ...,
+    rotary_dim: int | None = ...,
+    seq_len: int | None = ...,
+) -> FloatArray: ...
+def apply_rope(
+    x: Tensor | ArrayLike,
+    positions: Tensor | PositionsLike,
+    *,
+    base: float = 10000.0,
+    pairing: Pairing = "interleaved",
+    scaling: Mapping[str, Any] | None = None,
+    rotary_dim: int | None = None,
+    seq_len: int | None = None,
+) -> Tensor | FloatArray:
     """Rotate queries or keys by their positions: rotary position embedding (Su et al., 2021).
 
     Parameters
@@ -365,11 +127,13 @@ def apply_rope(x, positions, *, base=10000.0, pairing="interleaved", scaling=Non
     x : array or tensor of shape (..., seq, dim)
         Queries or keys, floating (NumPy or torch; float16, bfloat16, float32, float64).
     positions : int or array of shape (..., seq)
-        An int ``n`` means ``0 .. n-1`` (``n`` must equal seq). An array (NumPy, list, or
-        tensor on ``x``'s device) holds the positions: integer or float (fractional positions
-        are valid), negative allowed. Its last axis runs along seq; its other axes line up with
-        ``x``'s leading axes from the left, missing ones inserted before seq: for ``x`` of
-        shape ``(batch, heads, seq, dim)`` pass ``(seq,)``, ``(batch, seq)`` (per-batch ids),
+        Only a Python ``int`` ``n`` is a count: ``0 .. n-1`` (``n`` must equal seq).
+        Everything array-like (NumPy, list, or tensor on ``x``'s device) holds the positions:
+        any integer dtype (int8 to uint64) or float (fractional positions are valid), negative
+        allowed. A NumPy scalar (``ids[1]``), a 0-d array or a 0-d tensor is one position for
+        every token. The last axis runs along seq; the other axes line up with ``x``'s leading
+        axes from the left, missing ones inserted before seq: for ``x`` of shape
+        ``(batch, heads, seq, dim)`` pass ``(seq,)``, ``(batch, seq)`` (per-batch ids),
         ``(batch, 1, seq)`` or ``(batch, heads, seq)``; for ``(batch, seq, heads, dim)`` pass
         ``(batch, seq, 1)``.
     base : float, default 10000.0
@@ -391,15 +155,18 @@ def apply_rope(x, positions, *, base=10000.0, pairing="interleaved", scaling=Non
     Returns
     -------
     array or tensor
-        Same shape, dtype, library and device as ``x``.
+        Same shape, dtype, library and device as ``x``. Empty ``x`` (a zero-size batch or seq
+        axis) gives an empty result, as NumPy broadcasting does.
 
     Raises
     ------
     TypeError
-        ``x`` not a floating array, positions not real, NumPy ``x`` with tensor positions.
+        ``x`` not a floating array (integer, bool, complex, ragged), positions not real,
+        NumPy ``x`` with tensor positions.
     ValueError
-        Positions that do not fit ``x``, bad ``rotary_dim``, ``pairing`` or ``scaling``,
-        positions on another device than ``x``.
+        ``x`` with fewer than 2 axes or a zero-width feature axis, positions that do not fit
+        ``x``, bad ``rotary_dim``, ``pairing`` or ``scaling``, positions on another device
+        than ``x``.
 
     See Also
     --------
@@ -411,7 +178,11 @@ def apply_rope(x, positions, *, base=10000.0, pairing="interleaved", scaling=Non
     -----
     For pair ``(a, b)`` with frequency ``w_i`` at position ``m`` (RoFormer eq. 34):
     ``a' = a cos(m w_i) - b sin(m w_i)``, ``b' = a sin(m w_i) + b cos(m w_i)``. Angles are
-    formed in float64; the rotation runs in float32 (float64 for float64 input).
+    formed in float64; the rotation runs in float32 (float64 for float64 input). A float32
+    result is within ``1e-6 * f * max|x|`` of the exact rotation for ``|m| <= 2**31`` (``f``
+    the attention factor; measured at most ``1.9e-7``); past ``2**31`` the float64 angle itself
+    is rounded by ``|m| 2**-53`` rad (``5.8e-5 * max|x|`` at ``2**40``). Under
+    ``torch.compile(fullgraph=True)`` and ``torch.export`` it traces without a graph break.
 
     References
     ----------
@@ -432,16 +203,20 @@ def apply_rope(x, positions, *, base=10000.0, pairing="interleaved", scaling=Non
     >>> posenc.apply_rope(q, ids, pairing="half", rotary_dim=8).shape
     (2, 8, 5, 16)
     """
-    pairing = check_choice(pairing, name="pairing", choices=PAIRINGS)
-    x, torch_x = _check_x(x)
-    rot = _rotary_dim(rotary_dim, x.shape[-1])
+    pair = check_choice(pairing, name="pairing", choices=PAIRINGS)
+    arr, _ = _check_x(x)
+    rot = _rotary_dim(rotary_dim, arr.shape[-1])
+    # the arguments checked (so plain Python values) first: torch.compile then calls
+    # rope_frequencies as it is and keeps its result as a constant (see rope_scaling)
+    base, seq_len = check_base(base), None if seq_len is None else _positive_int(seq_len, "seq_len")
     inv_freq, factor = rope_frequencies(rot, base=base, scaling=scaling, seq_len=seq_len)
-    pos = _fit_positions(positions, x)
-    cos, sin = _cos_sin(pos, inv_freq, factor, dtype=_work_dtype(x))
-    return _rotate(x, cos, sin, pairing=pairing, rotary_dim=rot)
+    pos = _fit_positions(positions, arr)
+    cos, sin = _cos_sin(pos, inv_freq, factor, dtype=_work_dtype(arr))
+    out: Tensor | FloatArray = _rotate(arr, cos, sin, pairing=pair, rotary_dim=rot)
+    return out
 
 
-def rope_permutation(dim, *, inverse=False):
+def rope_permutation(dim: int, *, inverse: bool = False) -> IntArray:
     """Row permutation of a q/k projection from interleaved to half pairing (Meta -> HF Llama).
 
     For a per-head projection ``W`` (rows are the head's ``dim`` features), ``W[perm]`` used
@@ -455,7 +230,7 @@ def rope_permutation(dim, *, inverse=False):
     Parameters
     ----------
     dim : int
-        Head dim (rotated width), a positive even integer.
+        Head dim (rotated width), a positive even integer (at most ``2**53``).
     inverse : bool, default False
         Return the half -> interleaved permutation instead.
 
@@ -486,7 +261,7 @@ def rope_permutation(dim, *, inverse=False):
     >>> posenc.rope_permutation(8, inverse=True)
     array([0, 4, 1, 5, 2, 6, 3, 7])
     """
-    dim = check_dim(dim)
+    dim = _check_width(dim, "dim")
     if not isinstance(inverse, (bool, np.bool_)):
         raise TypeError(f"inverse must be a bool, got {inverse!r} ({type(inverse).__name__})")
     perm = np.concatenate([np.arange(0, dim, 2), np.arange(1, dim, 2)]).astype(np.int64)
@@ -496,43 +271,67 @@ def rope_permutation(dim, *, inverse=False):
 # --- shared with posenc.torch.RotaryEmbedding (not public) ------------------------------------
 
 
-def _check_x(x):
+def _check_x(x: Any) -> tuple[Any, bool]:
+    """``x`` as an array or tensor: floating, at least 2-D, a non-empty last axis."""
     if is_torch(x):
         if not x.is_floating_point():
-            raise TypeError(f"x must be a floating tensor, got Tensor of dtype {x.dtype}")
-        if x.dim() < 2:
-            raise ValueError(f"x must have shape (..., seq, dim), got shape {tuple(x.shape)}")
-        return x, True
-    if isinstance(x, (numbers.Number, str, bytes)) or x is None:
-        raise TypeError(f"x must be a floating array of shape (..., seq, dim), got {type(x).__name__}")
-    arr = np.asarray(x)
-    if arr.dtype.kind != "f":
-        raise TypeError(f"x must be a floating array of shape (..., seq, dim), got dtype {arr.dtype}")
-    if arr.ndim < 2:
-        raise ValueError(f"x must have shape (..., seq, dim), got shape {arr.shape}")
-    return arr, False
+            raise TypeError(
+                f"x must be a floating tensor, got Tensor of dtype {x.dtype} (expected float16, "
+                "bfloat16, float32 or float64 of shape (..., seq, dim))"
+            )
+        shape = tuple(x.shape)
+    else:
+        if isinstance(x, (numbers.Number, str, bytes)) or x is None:
+            raise TypeError(f"x must be a floating array of shape (..., seq, dim), got {_describe(x)}")
+        try:
+            x = np.asarray(x)
+        except Exception as exc:  # ragged lists and the like
+            raise TypeError(
+                f"x must be a floating array of shape (..., seq, dim), got {type(x).__name__} "
+                "that is not a rectangular array"
+            ) from exc
+        if x.dtype.kind != "f":
+            raise TypeError(f"x must be a floating array of shape (..., seq, dim), got dtype {x.dtype}")
+        shape = x.shape
+    if len(shape) < 2:
+        raise ValueError(f"x must have shape (..., seq, dim), got shape {shape}")
+    if shape[-1] == 0:
+        raise ValueError(
+            f"x must have a non-empty feature axis to rotate (shape (..., seq, dim) with dim >= 2), "
+            f"got shape {shape}"
+        )
+    return x, is_torch(x)
 
 
-def _rotary_dim(rotary_dim, width, *, what="x's last axis"):
+def _rotary_dim(rotary_dim: Any, width: int, *, what: str = "x's last axis") -> int:
     if rotary_dim is None:
         if width % 2:
             raise ValueError(f"{what} must be even to rotate all of it, got {width}; pass rotary_dim")
-        return width
+        return int(width)  # under torch.compile(dynamic=True): specialised on the feature width
     rot = check_dim(rotary_dim, name="rotary_dim")
     if rot > width:
         raise ValueError(f"rotary_dim must be <= {what} ({width}), got {rot}")
     return rot
 
 
-def _fit_positions(positions, x):
-    """Positions in ``x``'s library and device, shaped to broadcast against ``x.shape[:-1]``."""
+def _fit_positions(positions: Any, x: Any) -> Any:
+    """Positions in ``x``'s library and device, shaped to broadcast against ``x.shape[:-1]``.
+
+    Only a Python ``int`` is a count (see :func:`posenc._array.as_positions`); NumPy scalars,
+    0-d arrays and 0-d tensors are one position for every token.
+    """
     want = tuple(x.shape[:-1])
-    if isinstance(positions, numbers.Integral) and not isinstance(positions, bool):
-        pos, _ = as_positions(positions)
-        if len(pos) != want[-1]:
+    if is_count(positions):
+        if positions < 0:
+            as_positions(positions)  # raises its error for a negative count
+        if positions != want[-1]:  # before allocating the count
             raise ValueError(
-                f"positions as an int is a count and must equal x's seq axis ({want[-1]}), got {len(pos)}"
+                f"positions as an int is a count and must equal x's seq axis ({want[-1]}), got {positions}"
             )
+        if is_torch(x):  # straight on x's device: no NumPy array for torch.compile to trace
+            torch = sys.modules["torch"]
+            return torch.arange(positions, device=x.device).reshape((1,) * (len(want) - 1) + (-1,))
+        pos = np.arange(positions)
     else:
         pos, torch_pos = as_positions(positions)
         if torch_pos and not is_torch(x):
@@ -553,11 +352,7 @@ def _fit_positions(positions, x):
         shape = shape[:-1] + (1,) * (len(want) - len(shape)) + shape[-1:]
     else:
         shape = (1,) * len(want)
-    try:
-        fits = np.broadcast_shapes(shape, want) == want
-    except ValueError:
-        fits = False
-    if not fits:
+    if not all(p in (1, w) for p, w in zip(shape, want, strict=True)):  # broadcasts to want
         raise ValueError(
             f"positions of shape {tuple(pos.shape)} do not fit x of shape {tuple(x.shape)}: the last "
             "axis of positions runs along seq (x's axis -2), its other axes line up with x's leading "
@@ -565,11 +360,13 @@ def _fit_positions(positions, x):
         )
     if is_torch(x):
         torch = sys.modules["torch"]
+        if isinstance(pos, np.ndarray):  # torch refuses negative strides (a reversed view)
+            pos = np.ascontiguousarray(pos)
         pos = torch.as_tensor(pos, device=x.device)
     return pos.reshape(shape)
 
 
-def _work_dtype(x):
+def _work_dtype(x: Any) -> Any:
     """The dtype the rotation runs in: float64 for float64 input, else float32."""
     if is_torch(x):
         torch = sys.modules["torch"]
@@ -577,7 +374,7 @@ def _work_dtype(x):
     return np.dtype(np.float64) if x.dtype.itemsize >= 8 else np.dtype(np.float32)
 
 
-def _cos_sin(pos, inv_freq, factor, dtype=None):
+def _cos_sin(pos: Any, inv_freq: FloatArray, factor: float, dtype: Any = None) -> tuple[Any, Any]:
     """``attention_factor * cos(p w)`` and ``... sin(p w)``, shape ``pos.shape + (r/2,)``.
 
     Exact to the output dtype (float64 by default): the angles are formed in float64, by the
@@ -595,7 +392,7 @@ def _cos_sin(pos, inv_freq, factor, dtype=None):
     return cos, sin
 
 
-def _rotate(x, cos, sin, *, pairing, rotary_dim):
+def _rotate(x: Any, cos: Any, sin: Any, *, pairing: str, rotary_dim: int) -> Any:
     """Rotate the first ``rotary_dim`` features of ``x`` by precomputed cos/sin (any float dtype)."""
     rot, half = rotary_dim, rotary_dim // 2
     if is_torch(x):
@@ -613,20 +410,45 @@ def _rotate(x, cos, sin, *, pairing, rotary_dim):
     return out if rot == x.shape[-1] else np.concatenate((out, x[..., rot:]), axis=-1)
 
 
-def _rotate_torch(x, cos, sin, *, pairing, rot):
+# The half-pairing (and strided) torch path works on slabs of about this many bytes, so that the
+# two multiply-adds after the first multiply find dst in cache.
+_CHUNK_BYTES = 2**20
+
+
+def _complex_viewable(t: Any) -> bool:
+    """Whether ``view_as_complex(t.unflatten(-1, (n, 2)))`` works: unit last stride, even other
+    strides and an even storage offset (``x[..., 1:9]`` and ``x[..., ::2]`` are not)."""
+    return (
+        t.dim() >= 1
+        and t.stride(-1) == 1
+        and all(st % 2 == 0 for st in t.stride()[:-1])
+        and t.storage_offset() % 2 == 0
+    )
+
+
+def _rotate_torch(x: Any, cos: Any, sin: Any, *, pairing: str, rot: int) -> Any:
     """The torch rotation, written for memory traffic: one output allocation, no temporaries the
-    size of ``x`` (float32/float64 inputs), and the interleaved pairs as one complex multiply."""
+    size of ``x`` (float32/float64 inputs), and the interleaved pairs as one complex multiply.
+
+    No branch reads a tensor's values (only shapes, strides and dtypes), so it traces under
+    ``torch.compile(fullgraph=True)`` and ``torch.export``.
+    """
     torch = sys.modules["torch"]
     half = rot // 2
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
     cos, sin = cos.to(work), sin.to(work)  # (..., seq, half): small
-    if torch.is_grad_enabled() and (x.requires_grad or cos.requires_grad or sin.requires_grad):
-        return _rotate_torch_autograd(x, cos, sin, pairing=pairing, rot=rot, work=work)
+    if compiling() or (
+        torch.is_grad_enabled() and (x.requires_grad or cos.requires_grad or sin.requires_grad)
+    ):
+        # traced (storage offsets cannot be read, and the compiler fuses plain ops anyway) or
+        # differentiated: the same rotation in functional ops
+        return _rotate_torch_functional(x, cos, sin, pairing=pairing, rot=rot, work=work)
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if x.numel() == 0:  # nothing to rotate (an empty batch or seq axis): as NumPy does
+        return out
     src = x[..., :rot] if x.dtype == work else x[..., :rot].to(work)
     dst = out[..., :rot] if x.dtype == work else torch.empty(src.shape, dtype=work, device=x.device)
-    pairs_ok = src.dim() < 2 or all(st % 2 == 0 for st in src.stride()[:-1])
-    if pairing == "interleaved" and pairs_ok and all(st % 2 == 0 for st in dst.stride()[:-1]):
+    if pairing == "interleaved" and _complex_viewable(src) and _complex_viewable(dst):
         # (a + ib) * (cos + i sin): a' = a cos - b sin, b' = a sin + b cos
         cis = torch.complex(cos, sin)
         src_c = torch.view_as_complex(src.unflatten(-1, (half, 2)))
@@ -638,17 +460,7 @@ def _rotate_torch(x, cos, sin, *, pairing, rot):
         odd = slice(1, None, 2) if pairing == "interleaved" else slice(half, rot)
         both = torch.empty(cos.shape[:-1] + (rot,), dtype=work, device=x.device)
         both[..., even], both[..., odd] = cos, cos
-        seq = src.shape[-2]
-        lead = math.prod(src.shape[:-2])
-        shared = all(n == 1 for n in cos.shape[:-2])  # one cos/sin for every leading row
-        if shared and src.is_contiguous() and dst.is_contiguous() and lead > 1:
-            # whole (seq, rot) slabs at a time, ~1 MB each, so the multiply-adds find dst in cache
-            src3, dst3 = src.reshape(lead, seq, rot), dst.view(lead, seq, rot)
-            c, sn = both.reshape(seq, rot), sin.reshape(seq, half)
-            step = max(1, 2**20 // (seq * rot * src.element_size()))
-            chunks = [(src3[i : i + step], dst3[i : i + step]) for i in range(0, lead, step)]
-        else:
-            c, sn, chunks = both, sin, [(src, dst)]
+        c, sn, chunks = _slabs(src, dst, both, sin)
         for xs, ds in chunks:
             torch.mul(xs, c, out=ds)
             ds[..., even].addcmul_(xs[..., odd], sn, value=-1)
@@ -660,8 +472,27 @@ def _rotate_torch(x, cos, sin, *, pairing, rot):
     return out
 
 
-def _rotate_torch_autograd(x, cos, sin, *, pairing, rot, work):
-    """The same rotation in differentiable ops (``out=`` arguments do not support autograd)."""
+def _slabs(src: Any, dst: Any, both: Any, sin: Any) -> tuple[Any, Any, list[tuple[Any, Any]]]:
+    """``(cos, sin, [(src_chunk, dst_chunk), ...])`` for the multiply-add path.
+
+    With one cos/sin for every leading row and contiguous ``src``/``dst``, whole ``(seq, rot)``
+    slabs of about ``_CHUNK_BYTES`` each, so the multiply-adds find ``dst`` in cache; otherwise
+    one chunk. ``src`` is not empty, so ``seq * rot > 0``.
+    """
+    seq, rot = src.shape[-2], src.shape[-1]
+    lead = math.prod(src.shape[:-2])
+    shared = all(n == 1 for n in both.shape[:-2])  # one cos/sin for every leading row
+    if shared and src.is_contiguous() and dst.is_contiguous() and lead > 1:
+        src3, dst3 = src.reshape(lead, seq, rot), dst.view(lead, seq, rot)
+        step = max(1, _CHUNK_BYTES // (seq * rot * src.element_size()))
+        chunks = [(src3[i : i + step], dst3[i : i + step]) for i in range(0, lead, step)]
+        return both.reshape(seq, rot), sin.reshape(seq, rot // 2), chunks
+    return both, sin, [(src, dst)]
+
+
+def _rotate_torch_functional(x: Any, cos: Any, sin: Any, *, pairing: str, rot: int, work: Any) -> Any:
+    """The same rotation in functional ops: differentiable (``out=`` arguments do not support
+    autograd) and traceable (no storage offsets or strides read)."""
     torch = sys.modules["torch"]
     half = rot // 2
     src = x[..., :rot].to(work)

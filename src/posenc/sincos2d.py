@@ -9,11 +9,24 @@ from __future__ import annotations
 
 import numbers
 import sys
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
-from ._array import _describe, check_base, check_choice, check_length, like_spec
+from ._array import (
+    MAX_COUNT,
+    MAX_SIZE,
+    _describe,
+    check_base,
+    check_choice,
+    check_length,
+    like_spec,
+    traced_constant,
+)
 from .sinusoidal import sinusoidal
+
+if TYPE_CHECKING:
+    from ._typing import DTypeLike, FloatArray, Tensor, TorchDType
 
 __all__ = ["sincos_2d"]
 
@@ -21,9 +34,41 @@ AXES = ("hw", "wh")
 LAYOUTS = ("per_axis", "sin_then_cos")
 
 
+@overload
 def sincos_2d(
-    height, width, dim, *, base=10000.0, axes="hw", layout="per_axis", like=None, dtype=None
-):
+    height: int,
+    width: int,
+    dim: int,
+    *,
+    base: float = ...,
+    axes: Literal["hw", "wh"] = ...,
+    layout: Literal["per_axis", "sin_then_cos"] = ...,
+    like: Tensor,
+    dtype: TorchDType | None = ...,
+) -> Tensor: ...
+@overload
+def sincos_2d(
+    height: int,
+    width: int,
+    dim: int,
+    *,
+    base: float = ...,
+    axes: Literal["hw", "wh"] = ...,
+    layout: Literal["per_axis", "sin_then_cos"] = ...,
+    like: FloatArray | None = ...,
+    dtype: DTypeLike = ...,
+) -> FloatArray: ...
+def sincos_2d(
+    height: int,
+    width: int,
+    dim: int,
+    *,
+    base: float = 10000.0,
+    axes: Literal["hw", "wh"] = "hw",
+    layout: Literal["per_axis", "sin_then_cos"] = "per_axis",
+    like: Any = None,
+    dtype: Any = None,
+) -> Tensor | FloatArray:
     """2-D sine-cosine position encodings of a patch grid (ViT/MAE style).
 
     Parameters
@@ -50,7 +95,8 @@ def sincos_2d(
         Default: NumPy.
     dtype : floating dtype, optional
         Output dtype, overriding ``like``'s. Default float64 for NumPy,
-        ``torch.get_default_dtype()`` for a tensor ``like`` that is not floating.
+        ``torch.get_default_dtype()`` for a tensor ``like`` that is not floating. A torch dtype
+        needs a tensor ``like`` (the output's library and device come from ``like``).
 
     Returns
     -------
@@ -60,10 +106,11 @@ def sincos_2d(
     Raises
     ------
     TypeError
-        A size not an integer, ``like`` not an array, ``dtype`` not floating.
+        A size not an integer, ``like`` not an array, ``dtype`` not floating, or a torch
+        ``dtype`` without a tensor ``like``.
     ValueError
-        ``dim`` not a positive multiple of 4, a negative size, a bad ``base``, unknown
-        ``axes`` or ``layout``.
+        ``dim`` not a positive multiple of 4, a negative size or one above ``2**53``, a bad
+        ``base``, unknown ``axes`` or ``layout``.
 
     See Also
     --------
@@ -94,11 +141,16 @@ def sincos_2d(
     """
     height = check_length(height, name="height")
     width = check_length(width, name="width")
+    for name, size in (("height", height), ("width", width)):
+        if size > MAX_COUNT:
+            raise ValueError(f"{name} must be <= 2**53 (a count of grid positions), got {size}")
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
         raise TypeError(f"dim must be a positive multiple of 4, got {_describe(dim)}")
     dim = int(dim)
     if dim <= 0 or dim % 4:
         raise ValueError(f"dim must be a positive multiple of 4, got {dim}")
+    if dim > MAX_SIZE:
+        raise ValueError(f"dim must be a positive multiple of 4 <= 2**53, got {dim}")
     base = check_base(base)
     axes = check_choice(axes, name="axes", choices=AXES)
     layout = check_choice(layout, name="layout", choices=LAYOUTS)
@@ -111,13 +163,27 @@ def sincos_2d(
         xs = sinusoidal(xs, half, base=base, layout="concat", dtype=out_dtype)  # (W, dim/2)
         ys = ys[:, None, :].expand(height, width, half)  # (H, W, dim/2)
         xs = xs[None, :, :].expand(height, width, half)
-        cat = torch.cat
-    else:
-        ys = sinusoidal(height, half, base=base, layout="concat", dtype=out_dtype)
-        xs = sinusoidal(width, half, base=base, layout="concat", dtype=out_dtype)
-        ys = np.broadcast_to(ys[:, None, :], (height, width, half))
-        xs = np.broadcast_to(xs[None, :, :], (height, width, half))
-        cat = np.concatenate
+        return _assemble(ys, xs, torch.cat, height, width, dim, axes, layout)
+    return _numpy_grid(height, width, dim, base, axes, layout, np.dtype(out_dtype).str)
+
+
+@traced_constant
+def _numpy_grid(
+    height: int, width: int, dim: int, base: float, axes: str, layout: str, dtype: str
+) -> FloatArray:
+    """The NumPy table; under torch.compile a constant of the graph (static arguments only)."""
+    half = dim // 2
+    ys = sinusoidal(height, half, base=base, layout="concat", dtype=np.dtype(dtype))
+    xs = sinusoidal(width, half, base=base, layout="concat", dtype=np.dtype(dtype))
+    ys = np.broadcast_to(ys[:, None, :], (height, width, half))
+    xs = np.broadcast_to(xs[None, :, :], (height, width, half))
+    return _assemble(ys, xs, np.concatenate, height, width, dim, axes, layout)
+
+
+def _assemble(
+    ys: Any, xs: Any, cat: Any, height: int, width: int, dim: int, axes: str, layout: str
+) -> Any:
+    """The (H*W, dim) table from the per-axis halves, each (H, W, dim/2)."""
     a, b = (ys, xs) if axes == "hw" else (xs, ys)
     q = dim // 4
     if layout == "per_axis":

@@ -12,25 +12,56 @@ position ids), the table is built from the rotation identity of the rotation pag
 In complex form, with ``z(t) = sin(t w) + i cos(t w)``, that is ``z(a + j s) = z(a) * exp(-i j s w)``:
 exact float64 anchors ``z(a)`` every ``B`` rows and ``B`` exact in-block rotations, rounded to the
 output dtype, and one complex multiply per output pair. Its error is at most 4 units of the output
-dtype's roundoff (< 2.4e-7 in float32) whatever the position. Other positions take the plain
-float64 formula.
+dtype's roundoff (< 2.4e-7 in float32) on top of the rounding of the float64 angle itself. Other
+positions take the plain float64 formula.
+
+Where the float32 bound holds
+-----------------------------
+The reference is ``sin(p w_i)`` with ``w_i`` the float64 ladder of :func:`frequencies`. An angle
+``p w_i`` formed in float64 is rounded by up to half an ulp of ``|p| w_i``: ``2**-23`` (1.2e-7)
+for ``|p| < 2**31``, ``2**-22`` below ``2**32``, ``2**-20`` below ``2**33`` (4.8e-7, then 1.2e-4
+at ``2**40``). That is float64 itself, not the method: past ``|p| = 2**31`` no float64 formula can
+promise 2.4e-7 in float32. So the bound is stated, and tested, for ``|p| <= 2**31``.
+
+Under torch.compile / torch.export
+----------------------------------
+Choosing the fast path reads the positions (are they in steps?), a data-dependent branch that
+breaks a graph. While tracing (``posenc._array.compiling()``) every call takes the plain float64
+formula instead (same bound, no graph break), and the finiteness check of tensor positions is
+skipped.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import as_positions, check_base, check_choice, check_dim, check_scalar, result_dtype
+from ._array import (
+    MAX_SIZE,
+    as_positions,
+    check_base,
+    check_choice,
+    check_count,
+    check_dim,
+    check_scalar,
+    compiling,
+    is_count,
+    result_dtype,
+    traced_constant,
+)
+
+if TYPE_CHECKING:
+    from ._typing import DTypeLike, FloatArray, Layout, PositionsLike, Tensor, TorchDType
 
 __all__ = ["frequencies", "sinusoidal", "shift_matrix"]
 
 LAYOUTS = ("interleaved", "concat")
 
 
-def frequencies(dim, *, base=10000.0):
+def frequencies(dim: int, *, base: float = 10000.0) -> FloatArray:
     """Angular frequencies of the sinusoidal encoding (Vaswani et al., 2017).
 
     Parameters
@@ -52,20 +83,47 @@ def frequencies(dim, *, base=10000.0):
     >>> np.round(posenc.frequencies(8), 6)
     array([1.   , 0.1  , 0.01 , 0.001])
     """
-    dim = check_dim(dim)
+    dim = check_dim(dim, maximum=MAX_SIZE)
     base = check_base(base)
     return np.float64(base) ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)
 
 
-def sinusoidal(positions, dim, *, base=10000.0, layout="interleaved", dtype=None):
+@overload
+def sinusoidal(
+    positions: Tensor,
+    dim: int,
+    *,
+    base: float = ...,
+    layout: Layout = ...,
+    dtype: TorchDType | None = ...,
+) -> Tensor: ...
+@overload
+def sinusoidal(
+    positions: PositionsLike,
+    dim: int,
+    *,
+    base: float = ...,
+    layout: Layout = ...,
+    dtype: DTypeLike = ...,
+) -> FloatArray: ...
+def sinusoidal(
+    positions: Tensor | PositionsLike,
+    dim: int,
+    *,
+    base: float = 10000.0,
+    layout: Layout = "interleaved",
+    dtype: Any = None,
+) -> Tensor | FloatArray:
     """Fixed sinusoidal position encodings (Vaswani et al., 2017).
 
     Parameters
     ----------
     positions : int or array of shape (...,)
-        An int ``n`` means positions ``0 .. n-1``. An array (NumPy, list, or torch tensor) holds
-        the positions themselves: any shape, integer or float (fractional positions are valid),
-        negative allowed.
+        Only a Python ``int`` ``n`` is a count: positions ``0 .. n-1`` (``n <= 2**53``).
+        Everything array-like (NumPy array, list, torch tensor, and also a NumPy scalar such as
+        ``ids[1]``, a 0-d array or a 0-d tensor) holds the positions themselves: any shape,
+        integer or float (fractional positions are valid), negative allowed. A single position
+        gives shape ``(dim,)``.
     dim : int
         Encoding width, a positive even integer.
     base : float, default 10000.0
@@ -75,7 +133,8 @@ def sinusoidal(positions, dim, *, base=10000.0, layout="interleaved", dtype=None
         ``"concat"``: all sines then all cosines (HF Marian's halves layout).
     dtype : floating dtype, optional
         Output dtype. Default float64 for NumPy (and int) input,
-        ``torch.get_default_dtype()`` for tensors.
+        ``torch.get_default_dtype()`` for tensors. Computed in float32 for outputs of at most
+        32 bits, in float64 otherwise (``np.longdouble`` gets float64 values).
 
     Returns
     -------
@@ -86,9 +145,11 @@ def sinusoidal(positions, dim, *, base=10000.0, layout="interleaved", dtype=None
     Raises
     ------
     TypeError
-        ``dim`` not an integer, positions not real, dtype not floating.
+        ``dim`` not an integer, positions not real (or a bool, or a Python float), dtype not
+        floating.
     ValueError
-        ``dim`` odd or <= 0, ``base`` <= 0 or == 1, positions not finite, unknown layout.
+        ``dim`` odd or <= 0, ``base`` <= 0 or == 1, positions not finite, an int count < 0 or
+        > 2**53, unknown layout.
 
     See Also
     --------
@@ -98,8 +159,11 @@ def sinusoidal(positions, dim, *, base=10000.0, layout="interleaved", dtype=None
     Notes
     -----
     ``PE[p, 2i] = sin(p w_i)``, ``PE[p, 2i+1] = cos(p w_i)``, ``w_i = base ** (-2i / dim)``.
-    Angles are formed in float64; a float32 result is within 2.4e-7 of the exact value at any
-    position (the naive float32 product ``p * w`` is off by ~6e-2 near ``2**20``).
+    Angles are formed in float64; a float32 result is within 2.4e-7 of ``sin(p w_i)`` for
+    ``|p| <= 2**31`` (the naive float32 product ``p * w`` is off by ~6e-2 near ``2**20``). Past
+    ``2**31`` the float64 angle itself is rounded by more (``|p| 2**-53``: 4.8e-7 at ``2**33``).
+    Under ``torch.compile``/``torch.export`` the plain float64 formula is used (no
+    data-dependent branch; same bound) and tensor positions are not checked for inf/nan.
 
     References
     ----------
@@ -119,19 +183,23 @@ def sinusoidal(positions, dim, *, base=10000.0, layout="interleaved", dtype=None
     >>> posenc.sinusoidal(np.array([[0.5, 7.0]]), 6, layout="concat").shape
     (1, 2, 6)
     """
-    dim = check_dim(dim)
+    dim = check_dim(dim, maximum=MAX_SIZE)
     base = check_base(base)
-    layout = check_choice(layout, name="layout", choices=LAYOUTS)
+    layout_ = check_choice(layout, name="layout", choices=LAYOUTS)
+    if compiling() and is_count(positions):  # a NumPy table of static arguments: a constant
+        n = check_count(positions)
+        return _count_table(n, dim, base, layout_, result_dtype(dtype, torch_out=False).str)
     pos, torch_in = as_positions(positions)
     out_dtype = result_dtype(dtype, torch_out=torch_in)
-    w = frequencies(dim, base=base)
+    w = _ladder(dim, base)
     if torch_in and pos.device.type == "mps":  # no float64 on Apple GPUs: exact on the CPU, then move
-        return sinusoidal(pos.cpu(), dim, base=base, layout=layout, dtype=out_dtype).to(pos.device)
+        cpu = sinusoidal(pos.cpu(), dim, base=base, layout=layout, dtype=out_dtype)
+        return cpu.to(pos.device)
     backend = _TorchOps(pos) if torch_in else _NumpyOps()
-    return _table(backend, pos, w, layout, out_dtype)
+    return _table(backend, pos, w, layout_, out_dtype)
 
 
-def shift_matrix(offset, dim, *, base=10000.0):
+def shift_matrix(offset: float, dim: int, *, base: float = 10000.0) -> FloatArray:
     """The rotation ``T_k`` that moves a sinusoidal encoding by ``k`` positions.
 
     ``sinusoidal(p + k) == sinusoidal(p) @ shift_matrix(k, dim).T`` for every ``p``
@@ -175,7 +243,19 @@ def shift_matrix(offset, dim, *, base=10000.0):
 # --- the table ------------------------------------------------------------------------------
 
 
-def _sin_cos(pos, w, dtype):
+@traced_constant
+def _ladder(dim: int, base: float) -> FloatArray:
+    """:func:`frequencies`; under torch.compile a constant of the graph (no traced NumPy)."""
+    return frequencies(dim, base=base)
+
+
+@traced_constant
+def _count_table(n: int, dim: int, base: float, layout: str, dtype: str) -> FloatArray:
+    """``sinusoidal(n, dim, ...)`` for an int count; under torch.compile a graph constant."""
+    return _table(_NumpyOps(), np.arange(n), frequencies(dim, base=base), layout, np.dtype(dtype))
+
+
+def _sin_cos(pos: Any, w: Any, dtype: Any) -> Any:
     """Interleaved ``[sin(p w_0), cos(p w_0), ...]`` for any float64 ladder ``w`` (RoPE uses this).
 
     ``pos`` is a NumPy array or a tensor (its library and device are kept); ``dtype`` the output
@@ -185,10 +265,12 @@ def _sin_cos(pos, w, dtype):
     if torch_in and pos.device.type == "mps":  # no float64 on Apple GPUs
         return _sin_cos(pos.cpu(), w, dtype).to(pos.device)
     ops = _TorchOps(pos) if torch_in else _NumpyOps()
-    return _table(ops, pos, np.asarray(w, dtype=np.float64), "interleaved", dtype)
+    if not compiling():  # traced, w must already be a float64 array (a graph constant)
+        w = np.asarray(w, dtype=np.float64)
+    return _table(ops, pos, w, "interleaved", dtype)
 
 
-def _table(ops, pos, w, layout, out_dtype):
+def _table(ops: Any, pos: Any, w: Any, layout: Any, out_dtype: Any) -> Any:
     shape = tuple(pos.shape)
     half = len(w)
     rows = math.prod(shape[:-1]) if shape else 1
@@ -197,22 +279,23 @@ def _table(ops, pos, w, layout, out_dtype):
     out = ops.empty((rows, length, 2 * half), work_dtype)
     if rows and length:
         p64 = ops.float64(pos).reshape(rows, length)
-        ladder = ops.progression(p64)
+        ladder = None if compiling() else ops.progression(p64)  # tracing: branch-free path
         if ladder is None:
             _direct(ops, p64, w, out, layout)
         else:
-            _rotated(ops, *ladder, w, out, layout)
+            starts, step = ladder
+            _rotated(ops, starts, step, w, out, layout)
     out = ops.cast(out, out_dtype)
     return out.reshape(shape + (2 * half,))
 
 
-def _direct(ops, p64, w, out, layout):
+def _direct(ops: Any, p64: Any, w: Any, out: Any, layout: Any) -> Any:
     """Plain float64 formula, for positions that are not in steps."""
     angle = p64[:, :, None] * ops.asarray(w, p64)  # (rows, length, half), float64
     _store(ops, out, ops.sin(angle), ops.cos(angle), layout)
 
 
-def _rotated(ops, starts, step, w, out, layout):
+def _rotated(ops: Any, starts: Any, step: Any, w: Any, out: Any, layout: Any) -> Any:
     """Positions ``starts[r] + j * step``: exact anchors every ``block`` rows, rotations inside."""
     rows, length, dim = out.shape
     half = dim // 2
@@ -240,7 +323,7 @@ def _rotated(ops, starts, step, w, out, layout):
         out[..., half:] = ops.imag(res)
 
 
-def _store(ops, out, s, c, layout):
+def _store(ops: Any, out: Any, s: Any, c: Any, layout: Any) -> Any:
     half = out.shape[-1] // 2
     if layout == "interleaved":
         pairs = out.reshape(out.shape[:-1] + (half, 2))
@@ -252,16 +335,19 @@ def _store(ops, out, s, c, layout):
 
 
 class _NumpyOps:
-    def work_dtype(self, dtype):
-        return dtype if dtype in (np.float32, np.float64) else np.dtype(np.float32)
+    def work_dtype(self, dtype: Any) -> Any:
+        if dtype in (np.float32, np.float64):
+            return dtype
+        # float16 is computed in float32; longdouble (and any wider float) in float64
+        return np.dtype(np.float32 if np.dtype(dtype).itemsize <= 4 else np.float64)
 
-    def empty(self, shape, dtype):
+    def empty(self, shape: Any, dtype: Any) -> Any:
         return np.empty(shape, dtype)
 
-    def float64(self, pos):
+    def float64(self, pos: Any) -> Any:
         return np.asarray(pos, dtype=np.float64)
 
-    def progression(self, p64):
+    def progression(self, p64: Any) -> Any:
         rows, length = p64.shape
         if length < 2:
             return None
@@ -270,53 +356,63 @@ class _NumpyOps:
             return None
         return p64[:, 0].copy(), float(step)
 
-    def asarray(self, w, like):
+    def asarray(self, w: Any, like: Any) -> Any:
         return w
 
-    sin, cos = staticmethod(np.sin), staticmethod(np.cos)
+    def sin(self, x: Any) -> Any:  # methods, not staticmethod(np.sin): dynamo cannot wrap a ufunc
+        return np.sin(x)
 
-    def complex_of(self, out):
+    def cos(self, x: Any) -> Any:
+        return np.cos(x)
+
+    def complex_of(self, out: Any) -> Any:
         return np.complex64 if out.dtype == np.float32 else np.complex128
 
-    def to_complex(self, z, ctype, like):
+    def to_complex(self, z: Any, ctype: Any, like: Any) -> Any:
         return z.astype(ctype)
 
-    def as_complex(self, out):
+    def as_complex(self, out: Any) -> Any:
         return out.view(self.complex_of(out))
 
-    def empty_complex(self, shape, ctype, like):
+    def empty_complex(self, shape: Any, ctype: Any, like: Any) -> Any:
         return np.empty(shape, ctype)
 
-    def split(self, res, full, n_full, block):
+    def split(self, res: Any, full: Any, n_full: Any, block: Any) -> Any:
         view = res[:, :full]
         view = view.reshape(view.shape[0], n_full, block, view.shape[-1])
         return view
 
-    def mul(self, a, b, out):
+    def mul(self, a: Any, b: Any, out: Any) -> Any:
         np.multiply(a, b, out=out)
 
-    real, imag = staticmethod(np.real), staticmethod(np.imag)
+    def real(self, x: Any) -> Any:
+        return np.real(x)
 
-    def cast(self, out, dtype):
+    def imag(self, x: Any) -> Any:
+        return np.imag(x)
+
+    def cast(self, out: Any, dtype: Any) -> Any:
+        if compiling():  # dynamo traces neither ndarray.dtype nor astype(copy=False)
+            return out.astype(dtype)
         return out if out.dtype == dtype else out.astype(dtype)
 
 
 class _TorchOps:
-    def __init__(self, like):
+    def __init__(self, like: Any) -> None:
         self.torch = sys.modules["torch"]
         self.device = like.device
 
-    def work_dtype(self, dtype):
+    def work_dtype(self, dtype: Any) -> Any:
         t = self.torch
         return dtype if dtype in (t.float32, t.float64) else t.float32
 
-    def empty(self, shape, dtype):
+    def empty(self, shape: Any, dtype: Any) -> Any:
         return self.torch.empty(shape, dtype=dtype, device=self.device)
 
-    def float64(self, pos):
+    def float64(self, pos: Any) -> Any:
         return pos.to(self.torch.float64)
 
-    def progression(self, p64):
+    def progression(self, p64: Any) -> Any:
         t = self.torch
         rows, length = p64.shape
         if length < 2 or p64.device.type == "meta" or p64.requires_grad:
@@ -327,39 +423,39 @@ class _TorchOps:
             return None
         return p64[:, 0].cpu().numpy(), float(step)
 
-    def asarray(self, w, like):
+    def asarray(self, w: Any, like: Any) -> Any:
         return self.torch.as_tensor(w, dtype=self.torch.float64, device=like.device)
 
-    def sin(self, x):
+    def sin(self, x: Any) -> Any:
         return self.torch.sin(x)
 
-    def cos(self, x):
+    def cos(self, x: Any) -> Any:
         return self.torch.cos(x)
 
-    def complex_of(self, out):
+    def complex_of(self, out: Any) -> Any:
         t = self.torch
         return t.complex64 if out.dtype == t.float32 else t.complex128
 
-    def to_complex(self, z, ctype, like):
+    def to_complex(self, z: Any, ctype: Any, like: Any) -> Any:
         return self.torch.from_numpy(z).to(device=like.device, dtype=ctype)
 
-    def as_complex(self, out):
+    def as_complex(self, out: Any) -> Any:
         return self.torch.view_as_complex(out.view(out.shape[:-1] + (out.shape[-1] // 2, 2)))
 
-    def empty_complex(self, shape, ctype, like):
+    def empty_complex(self, shape: Any, ctype: Any, like: Any) -> Any:
         return self.torch.empty(shape, dtype=ctype, device=like.device)
 
-    def split(self, res, full, n_full, block):
+    def split(self, res: Any, full: Any, n_full: Any, block: Any) -> Any:
         return res[:, :full].view(res.shape[0], n_full, block, res.shape[-1])
 
-    def mul(self, a, b, out):
+    def mul(self, a: Any, b: Any, out: Any) -> Any:
         self.torch.mul(a, b, out=out)
 
-    def real(self, x):
+    def real(self, x: Any) -> Any:
         return x.real
 
-    def imag(self, x):
+    def imag(self, x: Any) -> Any:
         return x.imag
 
-    def cast(self, out, dtype):
+    def cast(self, out: Any, dtype: Any) -> Any:
         return out if out.dtype == dtype else out.to(dtype)

@@ -1,4 +1,16 @@
-"""nn.Modules: thin shells that hold buffers and call the functions of :mod:`posenc`."""
+"""nn.Modules: thin shells that hold buffers and call the functions of :mod:`posenc`.
+
+Needs PyTorch: ``pip install 'posenc[torch]'``. The functions of :mod:`posenc` work without it.
+"""
+
+try:
+    import torch as _torch  # noqa: F401
+except ImportError as exc:  # a clear message instead of a failure deep inside a module
+    raise ImportError(
+        "posenc.torch needs PyTorch, which is not installed: pip install 'posenc[torch]' "
+        "(or install torch itself, https://pytorch.org/get-started/locally/). The functions "
+        "of posenc (posenc.sinusoidal, posenc.apply_rope, ...) work without it, on NumPy arrays."
+    ) from exc
 
 from . import learned as _learned
 from . import rope as _rope

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numbers
+from typing import NoReturn
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from .._array import check_dim, check_scalar
+from ._common import check_entries, check_input, check_offset, is_compiling
 
 __all__ = ["LearnedPositionalEmbedding"]
 
@@ -53,7 +55,7 @@ class LearnedPositionalEmbedding(nn.Module):
         ``max_len``, ``dim`` or ``padding_idx`` not an integer, ``init_std`` not a real number.
     ValueError
         ``max_len`` or ``dim`` <= 0, ``padding_idx`` negative, ``init_std`` negative or not
-        finite.
+        finite, a table of more than 2**48 entries.
 
     See Also
     --------
@@ -87,7 +89,9 @@ class LearnedPositionalEmbedding(nn.Module):
     True
     """
 
-    def __init__(self, max_len, dim, *, padding_idx=None, init_std=0.02):
+    def __init__(
+        self, max_len: int, dim: int, *, padding_idx: int | None = None, init_std: float = 0.02
+    ) -> None:
         super().__init__()
         self.max_len = check_dim(max_len, name="max_len", even=False)
         self.dim = check_dim(dim, even=False)
@@ -100,6 +104,8 @@ class LearnedPositionalEmbedding(nn.Module):
             padding_idx = int(padding_idx)
         self.padding_idx = padding_idx
         self.first_row = 0 if padding_idx is None else padding_idx + 1
+        rows = "max_len" if padding_idx is None else "max_len + padding_idx + 1 rows"
+        check_entries(self.first_row + self.max_len, self.dim, what=f"the table of {rows} x dim")
         self.init_std = check_scalar(init_std, name="init_std")
         if self.init_std < 0:
             raise ValueError(f"init_std must be a finite number >= 0, got {self.init_std}")
@@ -112,7 +118,11 @@ class LearnedPositionalEmbedding(nn.Module):
         return self.first_row + self.max_len
 
     def reset_parameters(self) -> None:
-        """Draw the table again from ``normal(0, init_std)``; row ``padding_idx`` to zero."""
+        """Draw the table again from ``normal(0, init_std)``; row ``padding_idx`` to zero.
+
+        Also what to call after meta-device initialisation (``to_empty(device=...)``): with the
+        same random seed, the table equals that of a module built directly on the device.
+        """
         with torch.no_grad():
             nn.init.normal_(self.weight, mean=0.0, std=self.init_std)
             if self.padding_idx is not None:
@@ -122,17 +132,34 @@ class LearnedPositionalEmbedding(nn.Module):
         """The ``positions.shape + (dim,)`` rows of the given positions (any shape, integer).
 
         ``positions`` holds positions ``0 .. max_len-1`` (for a padded batch, e.g. from
-        ``posenc.position_ids``); it is moved to the table's device.
+        ``posenc.position_ids``), in any integer dtype (``uint8`` too: positions, never a
+        mask); it is moved to the table's device. A position without a row raises
+        ``PositionOutOfRangeError`` (a ValueError); under ``torch.compile`` / ``torch.export``
+        the same test runs inside the graph (``torch._assert_async``, a RuntimeError).
         """
         if not isinstance(positions, torch.Tensor):
             raise TypeError(
                 f"positions must be an integer torch.Tensor, got {type(positions).__name__}"
+                + (f" of dtype {positions.dtype}" if hasattr(positions, "dtype") else "")
             )
         if positions.is_floating_point() or positions.is_complex() or positions.dtype == torch.bool:
             raise TypeError(f"positions must be an integer tensor, got dtype {positions.dtype}")
+        if positions.device.type == "meta" and self.weight.device.type != "meta":
+            raise ValueError(
+                f"positions is on the meta device (no values) but the table is on "
+                f"{self.weight.device}; pass positions with values"
+            )
         positions = positions.to(self.weight.device)
-        if positions.device.type != "meta" and positions.numel():
-            lo, hi = int(positions.min()), int(positions.max())
+        if is_compiling():  # reading the values would be a data-dependent branch: test in-graph
+            wide = positions.to(torch.int64)  # uint64 past 2**63 wraps negative: refused too
+            inside = (wide >= 0) & (wide < self.max_len)
+            torch._assert_async(
+                inside.all(), f"positions must lie in 0 .. {self.max_len - 1} (max_len={self.max_len})"
+            )
+        elif positions.device.type != "meta" and positions.numel():
+            # uint16/32/64 have no min/max on every device; uint64 past 2**63 would wrap in int64
+            wide = positions.to(torch.float64 if positions.dtype == torch.uint64 else torch.int64)
+            lo, hi = int(wide.min()), int(wide.max())
             if lo < 0:
                 self._out_of_range(lo)
             if hi >= self.max_len:
@@ -146,16 +173,26 @@ class LearnedPositionalEmbedding(nn.Module):
 
         With ``positions`` (an integer tensor broadcastable to ``x.shape[:-1]``, e.g. from
         ``posenc.position_ids`` for a left-padded batch) the rows of those positions are
-        added instead, and ``offset`` must stay 0.
+        added instead, and ``offset`` must stay 0. ``x`` is a floating tensor (float16,
+        bfloat16, float32 or float64); the rows are added in its dtype.
+
+        Raises
+        ------
+        TypeError
+            ``x`` not a floating tensor (integer, bool, complex, a NumPy array), ``offset`` not
+            an integer, ``positions`` not an integer tensor.
+        ValueError
+            ``x`` of the wrong shape, positions without a row (``PositionOutOfRangeError``),
+            both ``offset`` and ``positions``, ``positions`` that do not broadcast to
+            ``x.shape[:-1]``.
         """
-        if x.dim() < 2 or x.shape[-1] != self.dim:
+        x = check_input(x, name="x", dim=self.dim)
+        if x.device != self.weight.device:
             raise ValueError(
-                f"x must have shape (..., seq, {self.dim}) (last dim = the module's dim), "
-                f"got shape {tuple(x.shape)}"
+                f"x is on {x.device} but the module's table is on {self.weight.device}; move the "
+                f"module with .to({str(x.device)!r})"
             )
-        if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
-            raise TypeError(f"offset must be an integer, got {offset!r}")
-        offset = int(offset)
+        offset = check_offset(offset, x.shape[-2])
         if positions is not None:
             if offset:
                 raise ValueError(f"pass offset or positions, not both (got offset={offset})")
@@ -179,7 +216,7 @@ class LearnedPositionalEmbedding(nn.Module):
         start = self.first_row + offset
         return x + self.weight[start : start + seq].to(x.dtype)  # (seq, dim) broadcast over ...
 
-    def _out_of_range(self, position, *, offset=None, seq=None):
+    def _out_of_range(self, position: int, *, offset: int | None = None, seq: int | None = None) -> NoReturn:
         where = "" if offset is None else f" (offset={offset}, seq={seq})"
         if position < 0:
             raise PositionOutOfRangeError(

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Mapping
+from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
 from .._array import check_choice, check_dim
+from .._typing import Pairing, PositionsLike
 from ..rope import PAIRINGS, _cos_sin, _fit_positions, _rotary_dim, _rotate, rope_frequencies
+from ._common import check_entries, check_input, check_offset, is_compiling, rebuild
 
 __all__ = ["RotaryEmbedding"]
 
@@ -19,10 +24,16 @@ class RotaryEmbedding(nn.Module):
     cos and sin of positions ``0 .. max_len-1`` are computed once, exactly (float64 angles, see
     :func:`posenc.apply_rope`), and kept as non-persistent buffers ``cos_cached`` and
     ``sin_cached`` of shape ``(max_len, rotary_dim // 2)``: not in ``state_dict``; they follow
-    ``.to(device)``, but stay float32 under ``.half()`` / ``.to(bfloat16)`` (recomputed exactly),
-    so half-precision rotations stay correctly rounded. Positions that fit the cache are looked up; others
-    (past ``max_len``, negative, fractional, or any positions on the meta device) are computed on
-    the fly with the same exact formula. float64 input never uses a lower-precision cache.
+    ``.to(device)``. The cache is float32, or float64 when built under
+    ``torch.set_default_dtype(torch.float64)`` or after ``.double()`` / ``.to(torch.float64)``;
+    a dtype change computes it again exactly (never by rounding the old one), and under
+    ``.half()`` / ``.to(bfloat16)`` it stays float32, so half-precision rotations stay
+    correctly rounded. Positions that fit the cache are looked up; others (past ``max_len``,
+    negative, fractional, any positions on the meta device) are computed on the fly with the
+    same exact formula, as is every rotation of float64 input by a float32 cache: the cache
+    never lowers the precision of any input, and each of ``q`` and ``k`` is rotated at its own
+    precision (a float32 ``q`` with a float64 ``k`` gives the results of
+    :func:`posenc.apply_rope` on each).
 
     Parameters
     ----------
@@ -42,8 +53,31 @@ class RotaryEmbedding(nn.Module):
         The sequence length the ``"dynamic"`` / ``"longrope"`` frequencies are computed for
         (fixed for the module's life; default: the trained length).
 
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`posenc.rope_frequencies` for ``dim``, ``base``, ``scaling``, ``seq_len``;
+        ``max_len`` not a positive integer; bad ``pairing`` or ``rotary_dim``; a cache of more
+        than 2**48 entries (``max_len x rotary_dim // 2``).
+
     Notes
     -----
+    Positions: as in :func:`posenc.apply_rope`. Integer positions of any dtype (``uint8``,
+    ``int8``, ``int16``, ..., ``uint64``) are positions, never a mask; float positions are
+    fractional positions; bool and complex positions are refused with a TypeError.
+
+    Any layout of ``q`` and ``k`` works: non-contiguous, strided (``x[..., ::2]``), sliced at an
+    odd storage offset (``x[..., 1:9]``) or expanded; the result equals that of the contiguous
+    tensor.
+
+    Meta-device initialisation: built under ``with torch.device("meta")`` the cache holds no
+    values; after ``to_empty(device=...)`` call ``reset_parameters()``, which computes it again.
+
+    ``torch.compile(fullgraph=True)`` and ``torch.export`` trace the module without graph
+    breaks: while tracing, positions given as a tensor (or running past the cache) take the
+    branch-free float64 formula instead of the data-dependent cache lookup (the same values to
+    float32 rounding).
+
     Dynamic NTK and KV caches: dynamic scaling makes the frequencies depend on the current
     length, so keys rotated and cached at one length and queries rotated at a longer one use
     different bases, and the score no longer depends on ``m - n`` alone. HF's
@@ -67,100 +101,165 @@ class RotaryEmbedding(nn.Module):
     True
     >>> list(rope.state_dict())
     []
+    >>> str(rope.double().cos_cached.dtype), str(rope.half().cos_cached.dtype)
+    ('torch.float64', 'torch.float32')
     """
+
+    cos_cached: torch.Tensor
+    sin_cached: torch.Tensor
 
     def __init__(
         self,
-        dim,
+        dim: int,
         *,
-        base=10000.0,
-        pairing="interleaved",
-        scaling=None,
-        max_len=2048,
-        rotary_dim=None,
-        seq_len=None,
-    ):
+        base: float = 10000.0,
+        pairing: Pairing = "interleaved",
+        scaling: Mapping[str, Any] | None = None,
+        max_len: int = 2048,
+        rotary_dim: int | None = None,
+        seq_len: int | None = None,
+    ) -> None:
         super().__init__()
         self.dim = check_dim(dim, even=rotary_dim is None)
-        self.rotary_dim = _rotary_dim(rotary_dim, self.dim, what="dim")
-        self.pairing = check_choice(pairing, name="pairing", choices=PAIRINGS)
+        self.rotary_dim: int = _rotary_dim(rotary_dim, self.dim, what="dim")
+        self.pairing: Pairing = check_choice(pairing, name="pairing", choices=PAIRINGS)  # type: ignore[assignment]
         self.max_len = check_dim(max_len, name="max_len", even=False)
+        width = "dim" if rotary_dim is None else "rotary_dim"
+        check_entries(self.max_len, self.rotary_dim // 2, what=f"the cache of max_len x {width} // 2")
         inv_freq, factor = rope_frequencies(self.rotary_dim, base=base, scaling=scaling, seq_len=seq_len)
         self.base = float(base)
         self.scaling = None if scaling is None else dict(scaling)
-        self.inv_freq = inv_freq  # float64 NumPy: not a buffer, so .half() cannot round it
-        self.attention_factor = factor
-        cos, sin = _cos_sin(torch.arange(self.max_len), inv_freq, factor)  # default device
-        dtype = torch.get_default_dtype()
-        self.register_buffer("cos_cached", cos.to(dtype), persistent=False)
-        self.register_buffer("sin_cached", sin.to(dtype), persistent=False)
+        self.inv_freq: np.ndarray = inv_freq  # float64 NumPy: not a buffer, so .half() cannot round it
+        self.attention_factor = float(factor)
+        dtype = torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
+        cos, sin = self._table(None, dtype)  # default device
+        self.register_buffer("cos_cached", cos, persistent=False)
+        self.register_buffer("sin_cached", sin, persistent=False)
 
-    def cos_sin(self, x: torch.Tensor, positions=None, offset: int = 0):
-        """cos and sin for ``x`` of shape ``(..., seq, dim)``, shaped ``(..., seq, rotary_dim // 2)``."""
-        if positions is None:
-            if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
-                raise TypeError(f"offset must be an integer, got {offset!r}")
-            offset, seq = int(offset), x.shape[-2]
-            if 0 <= offset and offset + seq <= self.max_len and self._cache_ok(x):
-                return self.cos_cached[offset : offset + seq], self.sin_cached[offset : offset + seq]
-            positions = torch.arange(offset, offset + seq, device=x.device)
-        elif not (isinstance(offset, numbers.Integral) and not isinstance(offset, bool) and offset == 0):
-            raise ValueError(f"pass positions or offset, not both (got offset={offset!r})")
-        pos = _fit_positions(positions, x)
-        if (
-            self._cache_ok(x)
-            and not pos.is_floating_point()
-            and pos.device.type != "meta"
-            and pos.numel()
-            and bool(((pos >= 0) & (pos < self.max_len)).all())
-        ):
-            return self.cos_cached[pos], self.sin_cached[pos]
-        return _cos_sin(pos, self.inv_freq, self.attention_factor)
+    def _table(self, device: torch.device | None, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        # float64 first, then one rounding to the cache's dtype
+        cos, sin = _cos_sin(torch.arange(self.max_len, device=device), self.inv_freq, self.attention_factor)
+        return cos.to(dtype), sin.to(dtype)
 
-    def _apply(self, fn, recurse=True):
-        # .half() / .to(bfloat16) would round the cache and with it every rotation: keep cos/sin
-        # in float32 (recomputed exactly from the float64 angles), and follow device moves only
+    def reset_parameters(self) -> None:
+        """Compute the cos/sin cache again, exactly, in its dtype and on its device.
+
+        The buffers hold no values after ``to_empty`` (meta-device initialisation); this fills them.
+        """
+        cos, sin = self._table(self.cos_cached.device, self.cos_cached.dtype)
+        rebuild(self, "cos_cached", cos)
+        rebuild(self, "sin_cached", sin)
+
+    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True) -> Any:
+        # a dtype change computes the cache again: float32 values cast to float64 keep float32's
+        # rounding, and .half() / .to(bfloat16) would round every rotation (float32 instead)
+        before = self.cos_cached.dtype
         super()._apply(fn, recurse)
-        if self.cos_cached.dtype not in (torch.float32, torch.float64):
-            positions = torch.arange(self.max_len, device=self.cos_cached.device)
-            cos, sin = _cos_sin(positions, self.inv_freq, self.attention_factor)
-            self.cos_cached, self.sin_cached = cos.to(torch.float32), sin.to(torch.float32)
+        after = self.cos_cached.dtype
+        if after != before:
+            want = after if after in (torch.float32, torch.float64) else torch.float32
+            self.cos_cached, self.sin_cached = self._table(self.cos_cached.device, want)
         return self
 
-    def _cache_ok(self, x):
-        # the cache must be on x's device and as precise as the rotation of x needs
-        work = torch.float64 if x.dtype == torch.float64 else torch.float32
-        return self.cos_cached.device == x.device and self.cos_cached.dtype in (work, x.dtype)
+    def cos_sin(
+        self, x: torch.Tensor, positions: torch.Tensor | PositionsLike | None = None, offset: int = 0
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin for ``x`` of shape ``(..., seq, dim)``: ``(..., seq, rotary_dim // 2)`` each.
 
-    def forward(self, q: torch.Tensor, k: torch.Tensor, positions=None, offset: int = 0):
+        In the dtype the rotation of ``x`` runs in: float64 for float64 ``x``, float32 otherwise.
+        ``positions`` and ``offset`` as in :meth:`forward`.
+        """
+        x = check_input(x, name="x", dim=self.dim)
+        return self._cos_sin(x, positions, offset)
+
+    def _cos_sin(self, x: torch.Tensor, positions: Any, offset: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        work = torch.float64 if x.dtype == torch.float64 else torch.float32
+        # the cache serves x when it is on x's device and as precise as x's rotation needs
+        cache_ok = self.cos_cached.device == x.device and (work == torch.float32 or self.cos_cached.dtype == work)
+        seq = x.shape[-2]
+        if positions is None:
+            offset = check_offset(offset, seq)
+            if cache_ok and 0 <= offset and offset + seq <= self.max_len:
+                cos, sin = self.cos_cached[offset : offset + seq], self.sin_cached[offset : offset + seq]
+                return cos.to(work), sin.to(work)
+            pos = torch.arange(offset, offset + seq, device=x.device)  # (seq,)
+        else:
+            if isinstance(offset, bool) or not (isinstance(offset, numbers.Integral) and offset == 0):
+                raise ValueError(f"pass positions or offset, not both (got offset={offset!r})")
+            if isinstance(positions, np.ndarray) and any(st < 0 for st in positions.strides):
+                positions = positions.copy()  # torch takes no negative strides (a[::-1])
+            pos = _fit_positions(positions, x)  # validated, on x's device, shaped against x
+            if (
+                cache_ok
+                and not is_compiling()  # the range test reads values: a data-dependent branch
+                and not pos.is_floating_point()
+                and pos.device.type != "meta"
+                and pos.numel()
+            ):
+                idx = pos.to(torch.int64)  # uint8 would index as a mask, int8/int16 not at all
+                # a uint64 position >= 2**63 wraps to a negative index, which is out of range too
+                if bool(((idx >= 0) & (idx < self.max_len)).all()):
+                    return self.cos_cached[idx].to(work), self.sin_cached[idx].to(work)
+        return _cos_sin(pos, self.inv_freq, self.attention_factor, dtype=work)
+
+    def forward(
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        positions: torch.Tensor | PositionsLike | None = None,
+        offset: int = 0,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Rotate ``q`` and ``k`` of shape ``(..., seq, dim)`` (same seq) by their positions.
 
-        ``positions`` (see :func:`posenc.apply_rope` for shapes) defaults to
-        ``offset .. offset + seq - 1``; pass one or the other. Returns ``(q_rot, k_rot)`` with
-        the shapes and dtypes of ``q`` and ``k``.
+        ``positions`` (see :func:`posenc.apply_rope` for shapes; an int count, or an array or
+        tensor of any integer or float dtype) defaults to ``offset .. offset + seq - 1``; pass
+        one or the other. Returns ``(q_rot, k_rot)`` with the shapes and dtypes of ``q`` and
+        ``k``, each rotated at its own precision.
+
+        Raises
+        ------
+        TypeError
+            ``q`` or ``k`` not a floating tensor (integer, bool, complex, a NumPy array),
+            ``offset`` not an integer, bool or complex ``positions``.
+        ValueError
+            ``q`` or ``k`` of the wrong shape, different seq lengths or devices, positions that
+            do not fit, both ``positions`` and ``offset``.
         """
-        for name, t in (("q", q), ("k", k)):
-            if not isinstance(t, torch.Tensor) or not t.is_floating_point():
-                raise TypeError(f"{name} must be a floating tensor, got {type(t).__name__}")
-            if t.dim() < 2 or t.shape[-1] != self.dim:
-                raise ValueError(
-                    f"{name} must have shape (..., seq, {self.dim}) (last dim = the module's dim), "
-                    f"got shape {tuple(t.shape)}"
-                )
+        q = check_input(q, name="q", dim=self.dim)
+        k = check_input(k, name="k", dim=self.dim)
         if q.shape[-2] != k.shape[-2]:
             raise ValueError(
-                f"q and k must have the same seq length (they share positions), got {q.shape[-2]} and {k.shape[-2]}"
+                "q and k must have the same seq length (they share positions), "
+                f"got {q.shape[-2]} and {k.shape[-2]}"
             )
         if q.device != k.device:
             raise ValueError(f"q and k must be on one device, got {q.device} and {k.device}")
-        cos, sin = self.cos_sin(q, positions, offset)
-        if positions is not None and k.shape[:-1] != q.shape[:-1]:
-            cos_k, sin_k = self.cos_sin(k, positions, offset)
-        else:
+        cos, sin = self._cos_sin(q, positions, offset)
+        same_work = (q.dtype == torch.float64) == (k.dtype == torch.float64)
+        if same_work and (positions is None or k.shape[:-1] == q.shape[:-1]):
             cos_k, sin_k = cos, sin
+        else:
+            cos_k, sin_k = self._cos_sin(k, positions, offset)
+        if is_compiling():  # elementwise ops that inductor fuses; no out=, no complex views
+            return self._rotate_traced(q, cos, sin), self._rotate_traced(k, cos_k, sin_k)
+        if self.pairing == "interleaved":
+            q, k = _pairs_viewable(q), _pairs_viewable(k)
         q_rot = _rotate(q, cos, sin, pairing=self.pairing, rotary_dim=self.rotary_dim)
         k_rot = _rotate(k, cos_k, sin_k, pairing=self.pairing, rotary_dim=self.rotary_dim)
         return q_rot, k_rot
+
+    def _rotate_traced(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        """The rotation of :func:`posenc.apply_rope` in the work dtype of ``cos``, branch-free."""
+        rot, half = self.rotary_dim, self.rotary_dim // 2
+        src = x[..., :rot].to(cos.dtype)
+        if self.pairing == "interleaved":
+            a, b = src[..., 0::2], src[..., 1::2]
+            out = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
+        else:
+            a, b = src[..., :half], src[..., half:]
+            out = torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
+        out = out.to(x.dtype)
+        return out if rot == self.dim else torch.cat((out, x[..., rot:]), dim=-1)
 
     def extra_repr(self) -> str:
         rope_type = "default" if self.scaling is None else self.scaling.get("rope_type", self.scaling.get("type"))
@@ -168,3 +267,15 @@ class RotaryEmbedding(nn.Module):
             f"dim={self.dim}, rotary_dim={self.rotary_dim}, base={self.base}, pairing={self.pairing!r}, "
             f"scaling={rope_type!r}, max_len={self.max_len}"
         )
+
+
+def _pairs_viewable(x: torch.Tensor) -> torch.Tensor:
+    """``x``, or a contiguous copy where its last axis cannot be viewed as complex pairs.
+
+    The fast interleaved rotation views ``(a, b)`` pairs as complex numbers, which needs a unit
+    stride on the last axis and an even storage offset (``x[..., ::2]`` and ``x[..., 1:9]``
+    have neither). Other layouts (transposed, expanded) pass as they are.
+    """
+    if x.stride(-1) != 1 or x.storage_offset() % 2:
+        return x.clone(memory_format=torch.contiguous_format)  # even a contiguous x may start odd
+    return x

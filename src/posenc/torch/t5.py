@@ -7,11 +7,13 @@ import numbers
 import torch
 from torch import nn
 
-from .._array import _describe, check_dim
-from .._array import check_length
+from .._array import _describe, check_dim, check_length
 from ..t5 import _check_buckets, t5_bucket
+from ._common import check_entries
 
 __all__ = ["T5RelativeBias"]
+
+_INT64_MAX = 2**63 - 1
 
 
 class T5RelativeBias(nn.Module):
@@ -39,6 +41,10 @@ class T5RelativeBias(nn.Module):
     Hugging Face transformers. Unlike :func:`posenc.alibi_bias`, ``offset`` defaults to 0, as
     ``compute_bias`` does: when decoding with a cache, pass the number of cached tokens.
 
+    Built on the meta device (``with torch.device("meta")``), the table holds no values: after
+    ``to_empty(device=...)`` call ``reset_parameters()``. ``torch.compile(fullgraph=True)``
+    traces ``forward`` without graph breaks.
+
     References
     ----------
     Raffel et al., arXiv:1910.10683.
@@ -56,7 +62,14 @@ class T5RelativeBias(nn.Module):
     ['relative_attention_bias.weight']
     """
 
-    def __init__(self, num_heads, *, bidirectional=True, num_buckets=32, max_distance=128):
+    def __init__(
+        self,
+        num_heads: int,
+        *,
+        bidirectional: bool = True,
+        num_buckets: int = 32,
+        max_distance: float = 128,
+    ) -> None:
         super().__init__()
         self.num_heads = check_dim(num_heads, name="num_heads", even=False)
         if not isinstance(bidirectional, bool):
@@ -64,17 +77,36 @@ class T5RelativeBias(nn.Module):
         _check_buckets(num_buckets, max_distance, bidirectional)
         self.bidirectional = bidirectional
         self.num_buckets = int(num_buckets)
+        check_entries(self.num_buckets, self.num_heads, what="the table of num_buckets x num_heads")
         self.max_distance = max_distance
         self.relative_attention_bias = nn.Embedding(self.num_buckets, self.num_heads)
 
+    def reset_parameters(self) -> None:
+        """Draw the bias table again from ``normal(0, 1)``, as ``nn.Embedding`` initialises it.
+
+        Also what to call after meta-device initialisation (``to_empty(device=...)``): with the
+        same random seed, the table equals that of a module built directly on the device.
+        """
+        self.relative_attention_bias.reset_parameters()
+
     def buckets(self, q_len: int, k_len: int, offset: int = 0) -> torch.Tensor:
-        """The ``(q_len, k_len)`` bucket of each query (at ``offset + i``) and key (at ``j``)."""
+        """The ``(q_len, k_len)`` bucket of each query (at ``offset + i``) and key (at ``j``).
+
+        int64, on the module's device; validated as in :meth:`forward`.
+        """
         q_len = check_length(q_len, name="q_len")
         k_len = check_length(k_len, name="k_len")
         if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
             raise TypeError(f"offset must be an integer, got {_describe(offset)}")
+        offset = int(offset)
+        if abs(offset) + max(q_len, k_len) > _INT64_MAX:
+            raise ValueError(
+                "offset must keep every key - query distance within int64 "
+                f"(|offset| + max(q_len, k_len) <= 2**63 - 1), got offset={offset} with "
+                f"q_len={q_len}, k_len={k_len}"
+            )
         device = self.relative_attention_bias.weight.device
-        query = torch.arange(q_len, dtype=torch.int64, device=device)[:, None] + int(offset)
+        query = torch.arange(q_len, dtype=torch.int64, device=device)[:, None] + offset
         key = torch.arange(k_len, dtype=torch.int64, device=device)[None, :]
         return t5_bucket(
             key - query,  # (q_len, k_len)
@@ -84,7 +116,15 @@ class T5RelativeBias(nn.Module):
         )
 
     def forward(self, q_len: int, k_len: int, offset: int = 0) -> torch.Tensor:
-        """The ``(1, num_heads, q_len, k_len)`` bias to add to the attention scores."""
+        """The ``(1, num_heads, q_len, k_len)`` bias to add to the attention scores.
+
+        Raises
+        ------
+        TypeError
+            ``q_len``, ``k_len`` or ``offset`` not an integer.
+        ValueError
+            ``q_len`` or ``k_len`` negative; ``offset`` so large that a distance leaves int64.
+        """
         values = self.relative_attention_bias(self.buckets(q_len, k_len, offset))  # (q, k, heads)
         return values.permute(2, 0, 1).unsqueeze(0)  # (1, heads, q, k)
 

@@ -1,0 +1,141 @@
+"""Lighthouse over the built site: ``python -m bench --only lighthouse`` (also part of ``make bench``).
+
+The site is built (``mkdocs build --strict``) into a temporary folder, or ``--site`` names a built
+one, and served by ``bench.site_server`` (gzip, as a static host serves it). Lighthouse (npm,
+pinned in package.json) drives Debian's Chromium (``CHROME_PATH``, default /usr/bin/chromium) in
+its default mobile preset (Moto G Power viewport, simulated slow 4G, 4x CPU slowdown) over the
+heaviest page of each kind, in both languages:
+
+* math: the page with the most formulas;  * figures: the page with the most figures;
+* home: ``/``;  * API: ``/api/``.
+
+Scores (0-100), FCP, LCP, TBT, CLS, Speed Index, bytes transferred and requests are MERGED into
+``docs/assets/bench.json`` under the key ``lighthouse``; the package benchmarks in that file are
+left as they are. Nothing here is asserted by a test: the numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .site_server import serve
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
+CHROME = os.environ.get("CHROME_PATH", "/usr/bin/chromium")
+CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
+AUDITS = {
+    "fcp_ms": "first-contentful-paint", "lcp_ms": "largest-contentful-paint",
+    "tbt_ms": "total-blocking-time", "cls": "cumulative-layout-shift", "si_ms": "speed-index",
+    "bytes": "total-byte-weight",
+}
+GOALS = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 100}
+
+
+def build_site(target: Path) -> None:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(target)],
+                          cwd=ROOT, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"mkdocs build failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+
+
+def choose_pages(site: Path) -> list[tuple[str, str]]:
+    """(kind, path) for the heaviest page of each kind, English then Chinese."""
+    counts: dict[str, tuple[int, int]] = {}
+    for html in sorted(site.glob("*/index.html")):
+        if html.parent.name in ("assets", "search", "zh"):
+            continue
+        text = html.read_text(encoding="utf-8")
+        counts[html.parent.name] = (text.count('class="katex"'), text.count('class="posenc-figure"'))
+    if not counts:
+        raise FileNotFoundError(f"no pages in {site}")
+    math = max(counts, key=lambda p: counts[p][0])
+    figures = max((p for p in counts if p != math), key=lambda p: counts[p][1])
+    kinds = [("math", f"{math}/"), ("figures", f"{figures}/"), ("home", ""), ("api", "api/")]
+    return [(kind, f"/{prefix}{path}") for prefix in ("", "zh/") for kind, path in kinds]
+
+
+def lighthouse(url: str) -> dict[str, Any]:
+    """One Lighthouse run (mobile preset) of ``url``: scores, timings and bytes."""
+    cmd = [
+        shutil.which("node") or "node", str(CLI), url, "--output=json", "--output-path=stdout",
+        "--quiet", f"--only-categories={','.join(CATEGORIES)}",
+        "--chrome-flags=--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage",
+    ]
+    proc = subprocess.run(cmd, env={**os.environ, "CHROME_PATH": CHROME}, capture_output=True,
+                          text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"lighthouse failed on {url}: {proc.stderr[-2000:]}")
+    report = json.loads(proc.stdout)
+    row: dict[str, Any] = {c: round(100 * report["categories"][c]["score"]) for c in CATEGORIES}
+    for key, audit in AUDITS.items():
+        value = report["audits"][audit].get("numericValue")
+        row[key] = None if value is None else (round(value, 3) if key == "cls" else round(value))
+    row["requests"] = len(report["audits"]["network-requests"]["details"]["items"])
+    row["failed"] = sorted(
+        a["id"] for c in ("accessibility", "best-practices", "seo")
+        for ref in report["categories"][c]["auditRefs"] if ref["weight"] > 0
+        for a in [report["audits"][ref["id"]]] if a["score"] is not None and a["score"] < 1
+    )
+    row["versions"] = {"lighthouse": report["lighthouseVersion"],
+                       "chromium": re.sub(r".*Chrome/([\d.]+).*", r"\1", report["environment"]["hostUserAgent"])}
+    return row
+
+
+def run(json_path: Path | None, site: Path | None = None) -> dict[str, Any]:
+    if not CLI.is_file():
+        raise FileNotFoundError(f"Lighthouse not found at {CLI}: run `npm ci` (make does this for you)")
+    if not (Path(CHROME).exists() or shutil.which(CHROME)):
+        raise FileNotFoundError(f"Chromium not found at {CHROME} (apt-get install chromium, or set CHROME_PATH)")
+    with tempfile.TemporaryDirectory() as tmp:
+        if site is None:
+            site = Path(tmp) / "site"
+            print("building the site for Lighthouse ...", flush=True)
+            build_site(site)
+        pages = choose_pages(site)
+        rows = []
+        print(f"\n## Lighthouse (mobile preset), gzip-serving local server, load {os.getloadavg()[0]:.1f}")
+        print(f"   {'page':22s} {'kind':8s} {'perf':>4s} {'a11y':>4s} {'bp':>4s} {'seo':>4s} "
+              f"{'FCP ms':>7s} {'LCP ms':>7s} {'TBT ms':>7s} {'KiB':>7s} {'req':>4s}")
+        with serve(site) as base:
+            for kind, path in pages:
+                row = {"page": path, "kind": kind, **lighthouse(base + path)}
+                rows.append(row)
+                print(f"   {path:22s} {kind:8s} {row['performance']:4d} {row['accessibility']:4d} "
+                      f"{row['best-practices']:4d} {row['seo']:4d} {row['fcp_ms']:7d} {row['lcp_ms']:7d} "
+                      f"{row['tbt_ms']:7d} {row['bytes'] / 1024:7.1f} {row['requests']:4d}"
+                      + (f"  failed: {', '.join(row['failed'])}" if row["failed"] else ""), flush=True)
+    versions = rows[0].pop("versions")
+    for row in rows[1:]:
+        row.pop("versions")
+    met = {c: all(r[c] >= goal for r in rows) for c, goal in GOALS.items()}
+    result = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "preset": "mobile (Lighthouse default: simulated throttling)", "served": "gzip",
+        "load_average": round(os.getloadavg()[0], 1), **versions,
+        "goals": {c: f">= {g}" for c, g in GOALS.items()}, "met": met, "pages": rows,
+    }
+    verdicts = [f"{c} >= {g}: {'met' if met[c] else 'MISSED'}" for c, g in GOALS.items()]
+    print("   goals: " + ", ".join(verdicts))
+    if json_path:
+        merge(Path(json_path), "lighthouse", result)
+        print(f"\nmerged into {json_path} (key 'lighthouse')")
+    return result
+
+
+def merge(path: Path, key: str, value: Any) -> None:
+    """Set ``key`` in the JSON file at ``path``, keeping everything else in it."""
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    data[key] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

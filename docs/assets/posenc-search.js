@@ -1,0 +1,69 @@
+/* posenc: Material's search worker, with Chinese queries cut into words.
+ *
+ * hooks/zh_search.py points the page's search worker here, as
+ * posenc-search.js?worker=<Material's worker, relative to this file>.
+ *
+ * Material cuts a run of Chinese characters in a query with its own heuristic, which on this site
+ * ends in single characters: 长上下文 searched 长, 上 and 下 and highlighted every 下 on the page it
+ * opened (?h=下). Here the run is cut into the fewest words that the index knows (the index was
+ * cut into words by jieba at build time, with the site's terms and aliases, hooks/terms.yml),
+ * single characters are dropped when a longer word is found, and Material's own cutting is
+ * switched off, so each word is searched and highlighted whole.
+ */
+(() => {
+  "use strict"
+  const HAN = /\p{sc=Han}/u
+  const RUNS = /\p{sc=Han}+/gu
+  const QUERY = 2  // Material's SearchMessageType.QUERY
+
+  let words = new Set()
+  let longest = 1
+
+  function cut(run) {
+    const n = run.length
+    const cost = new Array(n + 1).fill(Infinity)
+    const from = new Array(n + 1).fill(0)
+    cost[0] = 0
+    for (let j = 1; j <= n; j++)
+      for (let i = Math.max(0, j - longest); i < j; i++) {
+        if (j - i > 1 && !words.has(run.slice(i, j)))
+          continue
+        if (cost[i] + 1 < cost[j]) {
+          cost[j] = cost[i] + 1
+          from[j] = i
+        }
+      }
+    const pieces = []
+    for (let j = n; j > 0; j = from[j])
+      pieces.unshift(run.slice(from[j], j))
+    const long = pieces.filter(piece => piece.length > 1)
+    return long.length ? long : pieces
+  }
+
+  addEventListener("message", ev => {
+    const message = ev.data
+    if (message && message.type === QUERY && typeof message.data === "string")
+      message.data = message.data
+        .replace(RUNS, run => ` ${cut(run).join(" ")} `)
+        .replace(/\s+/g, " ")
+        .trim()
+  })
+
+  const worker = new URL(location.href).searchParams.get("worker")
+  importScripts(new URL(worker, location.href).href)
+
+  const build = self.lunr.Builder.prototype.build
+  self.lunr.Builder.prototype.build = function () {
+    const index = build.call(this)
+    words = new Set(Object.keys(index.invertedIndex).filter(term => HAN.test(term)))
+    longest = 1
+    for (const word of words)
+      longest = Math.max(longest, word.length)
+    /* Material's cutting asks `word in index` for parts of the run: answer no for Chinese, so
+       it keeps each (already cut) word whole. lunr itself only reads entries by key. */
+    index.invertedIndex = new Proxy(index.invertedIndex, {
+      has: (target, key) => (typeof key === "string" && HAN.test(key) ? false : key in target)
+    })
+    return index
+  }
+})()

@@ -1,0 +1,159 @@
+"""Chinese text of the site's figures: labels, legends, titles and alt text (used by posenc.plots).
+
+The pages' code blocks are the same in both languages (a test holds them so), so a figure's
+English strings are translated here when it is drawn for a Chinese page. Math (``$...$``), numbers
+and names (posenc, YaRN, float32...) stay as they are. Terms follow docs/zh/glossary.md.
+"""
+
+from __future__ import annotations
+
+import re
+
+# whole strings, exactly as the code blocks write them
+EXACT = {
+    # axis labels
+    "cosine similarity": "余弦相似度",
+    "density": "密度",
+    "measured std": "实测标准差",
+    "dimension $d$": "维度 $d$",
+    "std of cosine": "余弦的标准差",
+    "head $h$ (0-based)": "注意力头 $h$（从 0 起）",
+    "key $j$": "键 $j$",
+    "query $i$": "查询 $i$",
+    "position $p$": "位置 $p$",
+    "position $q$": "位置 $q$",
+    "cosine": "余弦",
+    "integer": "整数",
+    "normalized": "归一化",
+    "binary": "二进制",
+    "binary digit": "二进制位",
+    "time / fastest peer (log scale)": "耗时 / 最快同类实现（对数坐标）",
+    "pair index $i$": "维度对序号 $i$",
+    "wavelength $\\lambda_i$": "波长 $\\lambda_i$",
+    "wavelength": "波长",
+    "plain": "原始",
+    "linear": "线性",
+    "dynamic": "动态",
+    "mean $|S_j|$": "$|S_j|$ 的均值",
+    "all-ones score": "全 1 向量的分数",
+    "divided by $d/2$": "除以 $d/2$",
+    "start position $2^e$, $e$": "起始位置 $2^e$，$e$",
+    "max abs error": "最大绝对误差",
+    "offset $k$": "偏移 $k$",
+    "column $x$": "列 $x$",
+    "row $y$": "行 $y$",
+    "random init": "随机初始化",
+    "sinusoidal": "正弦",
+    "bidirectional": "双向",
+    "causal": "因果",
+    "relative position $j - i$": "相对位置 $j - i$",
+    "bucket": "桶",
+    "position": "位置",
+    "dimension": "维度",
+    "dimension $i$": "维度 $i$",
+    "pair $i$": "维度对 $i$",
+    "error": "误差",
+    "max error": "最大误差",
+    "position $p$ (log scale)": "位置 $p$（对数坐标）",
+    "offset $k$ (positions)": "偏移 $k$（位置数）",
+    "distance moved": "移动距离",
+    "8 heads": "8 个头",
+    "12 heads": "12 个头",
+}
+
+# strings built by f-strings in the code blocks: (pattern, replacement)
+PATTERNS = [
+    (r"^head (\d+), (.*)$", r"头 \1，\2"),
+    (r"^patch (.*)$", r"图块 \1"),
+    (r"^(\d+) heads$", r"\1 个头"),
+    (r"^naive (\w+)$", r"朴素实现 \1"),
+    # performance page: the case titles of bench.json
+    (r"^sinusoidal table (.*)$", r"正弦位置编码表 \1"),
+    (r"^RoPE on q and k (.*)$", r"对 q、k 应用旋转位置编码 \1"),
+    (r"^module forward, (.*)$", r"模块前向计算，\1"),
+]
+
+# alt texts (aria-label of each figure)
+ALT = {
+    "cosine similarity of random Gaussian vectors: histograms and standard deviation against dimension":
+        "随机高斯向量的余弦相似度：直方图，以及标准差随维度的变化",
+    "log2 of the ALiBi slope of each head, for 8 and 12 heads": "8 个头和 12 个头时，每个头的 ALiBi 斜率的 log2",
+    "ALiBi bias matrices of heads 0, 2 and 7 of 8, 16 tokens": "8 个头中第 0、2、7 个头的 ALiBi 偏置矩阵，16 个词元",
+    "cosine similarity between rows: random table and sinusoidal table": "各行之间的余弦相似度：随机表与正弦表",
+    "integer, normalized and binary codes of positions 0 to 31": "位置 0 到 31 的整数、归一化与二进制编码",
+    "time relative to the fastest peer": "相对最快同类实现的耗时",
+    "periodic code dimensions 0 to 3 against binary digits of weight 1 to 8":
+        "周期性编码的第 0 到 3 维，与权重为 1 到 8 的二进制位对照",
+    "distance from the code of position 3 to the codes of positions 0 to 255, d = 6":
+        "位置 3 的编码到位置 0 到 255 的编码的距离，d = 6",
+    "relative positions j - i, unclipped and clipped at 3": "相对位置 j - i：不截断与截断到 3",
+    "wavelength of each RoPE pair against the trained length, d = 128":
+        "旋转位置编码每个维度对的波长与训练长度对照，d = 128",
+    "how linear, NTK-aware, dynamic, YaRN, Llama 3 and LongRoPE scaling bend the RoPE frequency ladder":
+        "线性、NTK-aware、动态、YaRN、Llama 3 与 LongRoPE 缩放如何改变旋转位置编码的频率阶梯",
+    "a query pair and a key pair rotated to positions (1, 0) and (4, 3)":
+        "一个查询维度对和一个键维度对，分别旋转到位置 (1, 0) 和 (4, 3)",
+    "RoFormer decay bound and all-ones score against relative distance, d = 128":
+        "RoFormer 的衰减上界与全 1 向量的分数随相对距离的变化，d = 128",
+    "RoPE error in bfloat16 and float16 against start position, three implementations":
+        "三种实现在 bfloat16 与 float16 下的旋转位置编码误差随起始位置的变化",
+    "two sin-cos pairs of positions 0 to 7 on the unit circle": "位置 0 到 7 的两个正弦余弦维度对在单位圆上的位置",
+    "dot product of codes against offset for d = 64, 128, 512": "d = 64、128、512 时编码点积随偏移的变化",
+    "cosine similarity of one patch's 2-D code to all patches of a 14 by 14 grid":
+        "一个图块的二维编码与 14 × 14 网格中所有图块的余弦相似度",
+    "heatmap of PE for 256 positions and 128 dimensions": "256 个位置、128 维的 PE 热图",
+    "wavelength of each pair, d = 128, log scale": "每个维度对的波长，d = 128，对数坐标",
+    "distance moved by each pair over k positions, d = 128": "每个维度对在 k 个位置内移动的距离，d = 128",
+    "float32 error against position, log scale": "float32 误差随位置的变化，对数坐标",
+    "T5 bucket of each relative position, bidirectional and causal": "每个相对位置的 T5 桶：双向与因果",
+    "T5 bias matrices with random weights, 64 tokens, bidirectional and causal":
+        "随机权重的 T5 偏置矩阵，64 个词元，双向与因果",
+}
+
+
+_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "theta": "θ", "lambda": "λ",
+          "omega": "ω", "pi": "π", "varphi": "φ", "phi": "φ", "sigma": "σ", "mu": "μ", "cdot": "·",
+          "times": "×", "le": "≤", "ge": "≥", "sqrt": "√", "log": "log", "ln": "ln"}
+_SUB = str.maketrans("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ")
+_SUP = str.maketrans("0123456789+-=()ein", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵉⁱⁿ")
+
+
+def _script(body: str, table: dict[int, int], mark: str) -> str:
+    body = body.strip("{}")
+    out = body.translate(table)
+    if all(ord(c) in table for c in body):
+        return out
+    return mark + (body if len(body) == 1 else f"({body})")
+
+
+def plain_math(text: str) -> str:
+    """``$...$`` as Unicode text: mathtext cannot draw CJK, so a Chinese label holds no mathtext."""
+
+    def one(m: re.Match[str]) -> str:
+        tex = re.sub(r"\\([A-Za-z]+)", lambda g: _GREEK.get(g[1], g[1]), m[1])
+        tex = re.sub(r"\\[,;!: ]", " ", tex)
+        tex = re.sub(r"_(\{[^{}]*\}|.)", lambda g: _script(g[1], _SUB, "_"), tex)
+        tex = re.sub(r"\^(\{[^{}]*\}|.)", lambda g: _script(g[1], _SUP, "^"), tex)
+        return tex.replace("{", "").replace("}", "")
+
+    return re.sub(r"\$([^$]*)\$", one, text)
+
+
+def translate(text: str) -> str:
+    """The Chinese for one figure string; strings with no entry (math, numbers, names) unchanged.
+
+    A translated string holds no ``$...$`` (its math is turned into Unicode text)."""
+    if text in EXACT:
+        return plain_math(EXACT[text])
+    if text in ALT:
+        return ALT[text]
+    for pattern, repl in PATTERNS:
+        if re.match(pattern, text):
+            return plain_math(re.sub(pattern, repl, text))
+    return text
+
+
+def untranslated(text: str) -> bool:
+    """Whether ``text`` still holds an English word outside math (two or more letters)."""
+    prose = re.sub(r"\$[^$]*\$", "", text)
+    return translate(text) == text and bool(re.search(r"[A-Za-z]{2,}", prose))

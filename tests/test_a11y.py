@@ -1,0 +1,132 @@
+"""Accessibility of the built site: axe-core over every page, both languages, light and dark.
+
+axe-core comes from npm (node_modules/axe-core, pinned in package.json); the test injects it
+into each page with Playwright (the site itself never loads it) and fails on any violation,
+naming the rule and the elements. One Chromium, one tab: each page is loaded once, checked in
+the light scheme, switched to the dark one (what Material's toggle does) and checked again.
+
+The same tab also holds the first view of every page to a byte budget: at a phone's viewport,
+served gzip-compressed as a static host would, a page may transfer at most 450 KiB.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.site, pytest.mark.browser]
+
+ROOT = Path(__file__).resolve().parent.parent
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+CHROMIUM = os.environ.get("POSENC_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+FIRST_VIEW_BUDGET = 450 * 1024  # bytes on the wire, issue 13
+
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+RUN_AXE = """
+async ([scheme, COLOUR_RULES]) => {
+  if (!document.getElementById('no-transitions')) {  // colours are read mid-transition otherwise
+    const style = document.createElement('style');
+    style.id = 'no-transitions';
+    style.textContent = '*, *::before, *::after { transition: none !important; animation: none !important; }';
+    document.head.append(style);
+  }
+  document.body.setAttribute('data-md-color-scheme', scheme);
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  // the dark pass only re-runs the rules whose outcome depends on colours
+  const options = scheme === 'default' ? {} : {runOnly: {type: 'rule', values: COLOUR_RULES}};
+  const result = await axe.run(document, {resultTypes: ['violations'], ...options});
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact,
+    nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ' :: ' + (n.failureSummary || '').slice(0, 200)),
+  }));
+}
+"""
+
+
+def _need(path: str, what: str) -> None:
+    if Path(path).exists() or shutil.which(path):
+        return
+    msg = f"{what} not found at {path}"
+    if os.environ.get("CI") == "true":
+        pytest.fail(msg + " -- required under CI=true")
+    pytest.skip(msg)
+
+
+def site_pages(site: Path) -> list[str]:
+    """URL paths of every built page, both languages (404 pages excluded)."""
+    out = []
+    for html in sorted(site.rglob("index.html")):
+        rel = html.parent.relative_to(site).as_posix()
+        if rel.startswith(("assets", "search")) or rel.endswith("/search"):
+            continue
+        out.append("/" if rel == "." else f"/{rel}/")
+    return out
+
+
+@pytest.fixture(scope="module")
+def served(built_site):
+    assert built_site.returncode == 0, built_site.log[-2000:]
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from bench.site_server import serve
+
+    with serve(built_site.path) as base:
+        yield base, site_pages(built_site.path)
+
+
+@pytest.fixture(scope="module")
+def tab():
+    _need(CHROMIUM, "Chromium (apt-get install chromium)")
+    _need(str(AXE), "axe-core (npm ci)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("playwright is not installed -- required under CI=true")
+        pytest.skip("playwright is not installed")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(viewport={"width": 412, "height": 823}, is_mobile=True)
+        context.route("**/*", lambda route: route.continue_())  # no HTTP cache between pages
+        page = context.new_page()
+        page.sent = []
+        page.on("requestfinished", lambda req: page.sent.append(req))
+        yield page
+        browser.close()
+
+
+def test_every_page_passes_axe_in_light_and_dark(served, tab):
+    base, paths = served
+    assert len(paths) >= 40, paths
+    failures = []
+    for path in paths:
+        tab.sent.clear()
+        response = tab.goto(base + path, wait_until="load")
+        assert response is not None and response.ok, path
+        tab.add_script_tag(path=str(AXE))
+        for scheme in ("default", "slate"):
+            for v in tab.evaluate(RUN_AXE, [scheme, COLOUR_RULES]):
+                failures.append(f"{path} [{scheme}] {v['id']} ({v['impact']}): " + " | ".join(v["nodes"]))
+    assert not failures, "\n".join(failures)
+
+
+def test_first_view_of_every_page_fits_the_budget(served, tab):
+    base, paths = served
+    weights = {}
+    for path in paths:
+        tab.sent.clear()
+        tab.goto(base + path, wait_until="load")
+        tab.wait_for_load_state("networkidle")
+        total = 0
+        for req in tab.sent:
+            sizes = req.sizes()
+            total += sizes["responseBodySize"] + sizes["responseHeadersSize"]
+        weights[path] = total
+    heaviest = max(weights, key=weights.__getitem__)
+    assert min(weights.values()) > 10 * 1024, weights  # the counting works at all
+    assert weights[heaviest] <= FIRST_VIEW_BUDGET, (heaviest, weights[heaviest] // 1024, "KiB")

@@ -1,0 +1,232 @@
+"""posenc.torch modules under torch.compile(fullgraph=True) and torch.export (issue 8).
+
+``fullgraph=True`` turns any graph break into an error, so each call below passing is the test
+that the module traces as one graph. The ``eager`` backend is enough for that (it runs the
+captured graph with the ordinary kernels; inductor's speed is measured in ``python -m bench
+--only compile``). Results must equal eager within float32 rounding. The compiled callables are
+built once per module (module-scoped fixtures) and the shapes are small, to keep this fast.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import posenc
+from posenc.torch import (
+    LearnedPositionalEmbedding,
+    RotaryEmbedding,
+    SinusoidalPositionalEncoding,
+    T5RelativeBias,
+)
+
+pytestmark = [pytest.mark.values, pytest.mark.filterwarnings("ignore::UserWarning")]
+
+MAX_LEN = 16
+
+
+def _compile(fn):
+    return torch.compile(fn, fullgraph=True, backend="eager")
+
+
+def _randn(*shape, seed=0, dtype=torch.float32):
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
+
+
+def _close(got, want, atol=1e-6):
+    if isinstance(want, tuple):
+        for g, w in zip(got, want, strict=True):
+            _close(g, w, atol)
+        return
+    assert got.dtype == want.dtype and got.shape == want.shape
+    torch.testing.assert_close(got.detach(), want.detach(), atol=atol, rtol=0)
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    # a CPU module whatever --device says (compile is tested on the CPU); a fresh dynamo cache,
+    # and an error, not a silent eager fallback, if a frame recompiles past the limit
+    torch._dynamo.reset()
+    with torch.device("cpu"), torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
+        yield
+    torch._dynamo.reset()
+
+
+def test_each_module_call_is_captured_as_one_graph(cpu):
+    """The calls below run compiled code, not an eager fallback: one frame, one graph, ops in it."""
+    from torch._dynamo.testing import CompileCounter
+
+    rope = RotaryEmbedding(16, max_len=MAX_LEN)
+    calls = {
+        "rope positions": (lambda q, p: rope(q, q, positions=p), (_randn(2, 4, 16), torch.arange(4))),
+        "rope offset": (lambda q: rope(q, q, offset=40), (_randn(2, 4, 16),)),
+        "sinusoidal": (SinusoidalPositionalEncoding(16, max_len=MAX_LEN), (_randn(2, 4, 16),)),
+        "learned": (LearnedPositionalEmbedding(MAX_LEN, 16), (_randn(2, 4, 16),)),
+        "t5": (T5RelativeBias(2), (3, 5)),
+    }
+    for name, (fn, args) in calls.items():
+        counter = CompileCounter()
+        torch.compile(fn, fullgraph=True, backend=counter)(*args)
+        assert counter.frame_count == 1 and counter.op_count > 0, (name, counter.frame_count, counter.op_count)
+
+
+# --- RotaryEmbedding ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rope(cpu):
+    module = RotaryEmbedding(16, max_len=MAX_LEN, pairing="half")
+    return module, _compile(module), _compile(lambda q, k, positions: module(q, k, positions=positions))
+
+
+@pytest.mark.parametrize("offset", [0, 5, 12, 40], ids=["start", "inside", "runs-past", "far-past"])
+def test_rope_offset(rope, offset):
+    module, compiled, _ = rope
+    q, k = _randn(2, 3, 4, 16), _randn(2, 1, 4, 16, seed=1)
+    _close(compiled(q, k, offset=offset), module(q, k, offset=offset))
+    pos = torch.arange(offset, offset + 4)
+    _close(compiled(q, k, offset=offset)[0], posenc.apply_rope(q, pos, pairing="half"))
+
+
+@pytest.mark.parametrize(
+    "positions",
+    [
+        torch.arange(4),  # inside the cache (eager looks it up; traced: computed)
+        torch.arange(MAX_LEN - 2, MAX_LEN + 2),  # runs past max_len
+        torch.tensor([[0, 1, 2, 3], [100, 101, 102, 103]]),  # per-batch ids, half far past
+        torch.tensor([-3, 0, 7, 2**20]),  # negative and far
+        torch.arange(4, dtype=torch.uint8) + 9,  # uint8: positions, never a mask
+        torch.tensor([0.5, 1.5, 2.25, 40.0]),  # fractional
+    ],
+    ids=["inside", "past-max-len", "per-batch", "negative-far", "uint8", "float"],
+)
+def test_rope_positions_tensor(rope, positions):
+    module, _, with_positions = rope
+    q, k = _randn(2, 3, 4, 16), _randn(2, 1, 4, 16, seed=1)
+    _close(with_positions(q, k, positions), module(q, k, positions=positions))
+    _close(with_positions(q, k, positions)[1], posenc.apply_rope(k, positions, pairing="half"))
+
+
+def test_rope_dtypes_and_gradients(rope):
+    module, compiled, _ = rope
+    q64 = _randn(1, 2, 4, 16, dtype=torch.float64)
+    _close(compiled(q64, q64, offset=3), module(q64, q64, offset=3), atol=1e-13)
+    qh = _randn(1, 2, 4, 16, dtype=torch.bfloat16)
+    got, want = compiled(qh, qh, offset=3), module(qh, qh, offset=3)
+    assert all(g.dtype == torch.bfloat16 for g in got)
+    _close(got, want, atol=float(want[0].abs().max()) * 2**-8)  # one bfloat16 unit at most
+    q = _randn(1, 2, 4, 16).requires_grad_()
+    k = _randn(1, 2, 4, 16, seed=1)
+    (compiled(q, k, offset=20)[0] * k).sum().backward()
+    grad, q.grad = q.grad, None
+    (module(q, k, offset=20)[0] * k).sum().backward()
+    _close(grad, q.grad)
+
+
+@pytest.mark.parametrize("pairing,rotary_dim", [("interleaved", None), ("interleaved", 8)])
+def test_rope_interleaved_and_partial(cpu, pairing, rotary_dim):
+    module = RotaryEmbedding(16, max_len=MAX_LEN, pairing=pairing, rotary_dim=rotary_dim)
+    compiled = _compile(lambda q, p: module(q, q, positions=p))
+    q = _randn(2, 4, 16)
+    for p in (torch.arange(4), torch.arange(30, 34)):
+        _close(compiled(q, p), module(q, q, positions=p))
+
+
+def test_rope_dynamic_shapes(cpu):
+    module = RotaryEmbedding(16, max_len=MAX_LEN)
+    compiled = torch.compile(module, fullgraph=True, backend="eager", dynamic=True)
+    for seq, offset in ((3, 0), (5, 2), (7, 30)):
+        q = _randn(1, 2, seq, 16, seed=seq)
+        _close(compiled(q, q, offset=offset), module(q, q, offset=offset))
+
+
+def test_rope_export_with_positions_tensor(rope):
+    module, _, _ = rope
+    q, k = _randn(2, 3, 4, 16), _randn(2, 1, 4, 16, seed=1)
+    program = torch.export.export(module, (q, k), {"positions": torch.arange(4)})
+    exported = program.module()
+    # the exported graph holds no assumption about the traced positions' values
+    for positions in (torch.arange(4), torch.arange(MAX_LEN - 1, MAX_LEN + 3), torch.tensor([9, 0, 2**16, 3])):
+        _close(exported(q, k, positions=positions), module(q, k, positions=positions))
+
+
+# --- SinusoidalPositionalEncoding ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sinusoidal(cpu):
+    module = SinusoidalPositionalEncoding(16, max_len=MAX_LEN)
+    return module, _compile(module)
+
+
+@pytest.mark.parametrize("offset", [0, 6, 14, -3])
+def test_sinusoidal_offset(sinusoidal, offset):
+    module, compiled = sinusoidal
+    x = _randn(2, 4, 16)
+    _close(compiled(x, offset=offset), module(x, offset=offset))
+    _close(compiled(x, offset=offset), x + posenc.sinusoidal(torch.arange(offset, offset + 4), 16))
+
+
+def test_sinusoidal_export(sinusoidal):
+    module, _ = sinusoidal
+    x = _randn(2, 4, 16)
+    exported = torch.export.export(module, (x,)).module()
+    _close(exported(x), module(x))
+
+
+# --- LearnedPositionalEmbedding -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def learned(cpu):
+    torch.manual_seed(0)
+    module = LearnedPositionalEmbedding(MAX_LEN, 16, padding_idx=1)
+    return module, _compile(module), _compile(lambda x, positions: module(x, positions=positions))
+
+
+def test_learned_offset_and_positions(learned):
+    module, compiled, with_positions = learned
+    x = _randn(2, 4, 16)
+    _close(compiled(x, offset=3), module(x, offset=3), atol=0)
+    positions = torch.tensor([[0, 1, 2, 3], [15, 14, 0, 0]])
+    _close(with_positions(x, positions), module(x, positions=positions), atol=0)
+    _close(with_positions(x, positions.to(torch.uint8)), module(x, positions=positions), atol=0)
+
+
+def test_learned_out_of_range_still_refused_when_compiled(learned):
+    _, _, with_positions = learned
+    x = _randn(1, 2, 16)
+    # eager raises PositionOutOfRangeError; traced, the same test runs in the graph
+    for bad in (torch.tensor([0, MAX_LEN]), torch.tensor([-1, 0])):
+        with pytest.raises(RuntimeError, match=rf"positions must lie in 0 \.\. {MAX_LEN - 1}"):
+            with_positions(x, bad)
+
+
+# --- T5RelativeBias -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_t5_bias(cpu, bidirectional):
+    module = T5RelativeBias(4, bidirectional=bidirectional, num_buckets=16, max_distance=20)
+    compiled = _compile(module)
+    for q_len, k_len, offset in ((3, 5, 0), (1, 9, 100)):
+        _close(compiled(q_len, k_len, offset=offset), module(q_len, k_len, offset=offset), atol=0)
+
+
+# --- the inductor bench merges its section into bench.json ----------------------------------------
+
+
+def test_compile_bench_merges_its_section_and_keeps_the_others(tmp_path):
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.compile import KEY, merge_into
+
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps({"cases": [{"id": "rope-torch"}], "compile": {"old": True}}), encoding="utf-8")
+    merge_into(path, {"id": KEY, "rows": [{"name": "m", "ratio": 0.5}]}, {"quick": True})
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["cases"] == [{"id": "rope-torch"}]  # other sections untouched
+    assert data[KEY] == {"quick": True, "id": KEY, "rows": [{"name": "m", "ratio": 0.5}]}  # replaced

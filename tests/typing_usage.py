@@ -1,0 +1,241 @@
+"""posenc as a user's type checker sees it: NumPy in gives NumPy out, a tensor in gives a tensor out.
+
+tests/test_types.py runs mypy over this file (every ``assert_type`` is an error when the inferred
+type differs) and then runs :func:`main`, which checks at run time that each value really is
+of the class the checker was told. The types are spelled as a user writes them, not through
+``posenc._typing``. PyTorch's ``nn.Module.__call__`` is typed ``Any`` by torch itself, so the
+modules are checked through ``forward`` and their other methods.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import torch
+
+import posenc
+import posenc.compat
+import posenc.torch
+
+if sys.version_info >= (3, 11):
+    from typing import assert_type
+else:  # pragma: no cover - Python 3.10
+    from typing_extensions import assert_type
+
+Floats = npt.NDArray[np.floating[Any]]
+Ints = npt.NDArray[np.integer[Any]]
+Tensor = torch.Tensor
+
+
+def _is(value: object, cls: type) -> None:
+    if not isinstance(value, cls):
+        raise AssertionError(f"expected {cls.__name__}, got {type(value).__name__}")
+
+
+def sinusoidal_family() -> None:
+    f = posenc.frequencies(8)
+    assert_type(f, Floats)
+    _is(f, np.ndarray)
+
+    for pe in (
+        posenc.sinusoidal(4, 8),
+        posenc.sinusoidal(np.arange(4), 8),
+        posenc.sinusoidal([0, 2, 5], 8, layout="concat"),
+        posenc.sinusoidal(np.arange(4), 8, dtype=np.float32),
+    ):
+        assert_type(pe, Floats)
+        _is(pe, np.ndarray)
+    pt = posenc.sinusoidal(torch.arange(4), 8)
+    assert_type(pt, Tensor)
+    _is(pt, torch.Tensor)
+    pt = posenc.sinusoidal(torch.arange(4), 8, dtype=torch.float32)
+    assert_type(pt, Tensor)
+    _is(pt, torch.Tensor)
+
+    m = posenc.shift_matrix(3, 8)
+    assert_type(m, Floats)
+    _is(m, np.ndarray)
+
+
+def naive_family() -> None:
+    ids = np.arange(5)
+    tids = torch.arange(5)
+    a, b, c, d = (
+        posenc.integer(ids),
+        posenc.normalized(ids, 5),
+        posenc.binary(ids, 4),
+        posenc.periodic(ids, 4),
+    )
+    assert_type(a, Floats)
+    assert_type(b, Floats)
+    assert_type(c, Floats)
+    assert_type(d, Floats)
+    for x in (a, b, c, d):
+        _is(x, np.ndarray)
+    ta, tb, tc, td = (
+        posenc.integer(tids),
+        posenc.normalized(tids, 5),
+        posenc.binary(tids, 4),
+        posenc.periodic(tids, 4),
+    )
+    assert_type(ta, Tensor)
+    assert_type(tb, Tensor)
+    assert_type(tc, Tensor)
+    assert_type(td, Tensor)
+    for t in (ta, tb, tc, td):
+        _is(t, torch.Tensor)
+
+
+def attention_and_positions() -> None:
+    rng = np.random.default_rng(0)
+    q, k, v = (
+        rng.standard_normal((2, 4, 8)),
+        rng.standard_normal((2, 6, 8)),
+        rng.standard_normal((2, 6, 8)),
+    )
+    out = posenc.attention(q, k, v)
+    assert_type(out, Floats)
+    _is(out, np.ndarray)
+    out, weights = posenc.attention(q, k, v, return_weights=True)
+    assert_type(out, Floats)
+    assert_type(weights, Floats)
+    _is(weights, np.ndarray)
+
+    tq, tk, tv = torch.randn(2, 4, 8), torch.randn(2, 6, 8), torch.randn(2, 6, 8)
+    tout = posenc.attention(tq, tk, tv, bias=torch.zeros(4, 6))
+    assert_type(tout, Tensor)
+    _is(tout, torch.Tensor)
+    tout, tweights = posenc.attention(tq, tk, tv, return_weights=True)
+    assert_type(tout, Tensor)
+    assert_type(tweights, Tensor)
+    _is(tweights, torch.Tensor)
+
+    mask = np.array([[0, 1, 1], [1, 1, 1]])
+    ids = posenc.position_ids(mask, pad_value=0)
+    assert_type(ids, Ints)
+    _is(ids, np.ndarray)
+    tids = posenc.position_ids(torch.as_tensor(mask), pad_value=0)
+    assert_type(tids, Tensor)
+    _is(tids, torch.Tensor)
+
+    rel = posenc.relative_positions(3, 5, offset=2)
+    assert_type(rel, Ints)
+    _is(rel, np.ndarray)
+
+
+def rope_family() -> None:
+    inv_freq, factor = posenc.rope_frequencies(8, scaling={"rope_type": "linear", "factor": 2.0})
+    assert_type(inv_freq, Floats)
+    assert_type(factor, float)
+    _is(inv_freq, np.ndarray)
+    _is(factor, float)
+
+    x = np.random.default_rng(0).standard_normal((2, 3, 8))
+    for r in (posenc.apply_rope(x, 3), posenc.apply_rope(x, np.arange(3), pairing="half")):
+        assert_type(r, Floats)
+        _is(r, np.ndarray)
+    tr = posenc.apply_rope(torch.randn(2, 3, 8), torch.arange(3), pairing="half")
+    assert_type(tr, Tensor)
+    _is(tr, torch.Tensor)
+    tr = posenc.apply_rope(torch.randn(2, 3, 8), 3)
+    assert_type(tr, Tensor)
+    _is(tr, torch.Tensor)
+
+    perm = posenc.rope_permutation(8)
+    assert_type(perm, Ints)
+    _is(perm, np.ndarray)
+
+
+def bias_family() -> None:
+    slopes = posenc.alibi_slopes(4)
+    assert_type(slopes, Floats)
+    _is(slopes, np.ndarray)
+    bias = posenc.alibi_bias(3, 5, 4)
+    assert_type(bias, Floats)
+    _is(bias, np.ndarray)
+    bias = posenc.alibi_bias(3, 5, 4, like=np.zeros(1, dtype=np.float32))
+    assert_type(bias, Floats)
+    _is(bias, np.ndarray)
+    tbias = posenc.alibi_bias(3, 5, 4, like=torch.zeros(1))
+    assert_type(tbias, Tensor)
+    _is(tbias, torch.Tensor)
+
+    buckets = posenc.t5_bucket(posenc.relative_positions(3, 5))
+    assert_type(buckets, Ints)
+    _is(buckets, np.ndarray)
+    tbuckets = posenc.t5_bucket(torch.arange(-4, 4), bidirectional=False)
+    assert_type(tbuckets, Tensor)
+    _is(tbuckets, torch.Tensor)
+
+
+def sincos_2d() -> None:
+    grid = posenc.sincos_2d(2, 3, 8)
+    assert_type(grid, Floats)
+    _is(grid, np.ndarray)
+    tgrid = posenc.sincos_2d(2, 3, 8, like=torch.zeros(1), dtype=torch.float32)
+    assert_type(tgrid, Tensor)
+    _is(tgrid, torch.Tensor)
+
+
+def compat_drop_ins() -> None:
+    for table in (
+        posenc.compat.tensor2tensor_timing_signal_1d(4, 8),
+        posenc.compat.fairseq_sinusoidal_embedding(6, 8, padding_idx=1),
+        posenc.compat.marian_sinusoidal_weight(6, 8),
+        posenc.compat.mae_2d_sincos_pos_embed(8, 2, cls_token=True),
+    ):
+        assert_type(table, Floats)
+        _is(table, np.ndarray)
+    tokens = np.array([[1, 5, 6], [5, 6, 7]])
+    pos = posenc.compat.fairseq_make_positions(tokens, 1)
+    assert_type(pos, Ints)
+    _is(pos, np.ndarray)
+    tpos = posenc.compat.fairseq_make_positions(torch.as_tensor(tokens), 1)
+    assert_type(tpos, Tensor)
+    _is(tpos, torch.Tensor)
+
+
+def torch_modules() -> None:
+    x = torch.randn(2, 3, 8)
+    sin = posenc.torch.SinusoidalPositionalEncoding(8, max_len=16)
+    for t in (sin.forward(x), sin.forward(x, offset=2), sin.encodings(3)):
+        assert_type(t, Tensor)
+        _is(t, torch.Tensor)
+
+    learned = posenc.torch.LearnedPositionalEmbedding(16, 8)
+    t = learned.forward(x)
+    assert_type(t, Tensor)
+    _is(t, torch.Tensor)
+    t = learned.embed(torch.arange(3))
+    assert_type(t, Tensor)
+    _is(t, torch.Tensor)
+
+    rope = posenc.torch.RotaryEmbedding(8, max_len=16)
+    q, k = rope.forward(x, x)
+    assert_type(q, Tensor)
+    assert_type(k, Tensor)
+    _is(k, torch.Tensor)
+
+    t5 = posenc.torch.T5RelativeBias(2)
+    for t in (t5.forward(3, 5), t5.buckets(3, 5)):
+        assert_type(t, Tensor)
+        _is(t, torch.Tensor)
+
+
+def main() -> None:
+    """Run every check above (tests/test_types.py calls it)."""
+    sinusoidal_family()
+    naive_family()
+    attention_and_positions()
+    rope_family()
+    bias_family()
+    sincos_2d()
+    compat_drop_ins()
+    torch_modules()
+
+
+if __name__ == "__main__":
+    main()
