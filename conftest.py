@@ -86,16 +86,22 @@ def pytest_report_header(config):
 def pytest_collection_modifyitems(config, items):
     device = config.getoption("--device")
     if device == "cuda" and not _cuda_available():
-        skip = pytest.mark.skip(reason="--device cuda: no CUDA device (torch.cuda.is_available() is False)")
+        skip = pytest.mark.skip(
+            reason="--device cuda: no CUDA device (torch.cuda.is_available() is False)"
+        )
         for item in items:
             item.add_marker(skip)
         return
     for item in items:
         if device != "cpu" and item.get_closest_marker("site"):
-            item.add_marker(pytest.mark.skip(reason=f"device-independent; runs in the cpu leg, not {device}"))
+            item.add_marker(
+                pytest.mark.skip(reason=f"device-independent; runs in the cpu leg, not {device}")
+            )
         if device == "meta" and (isinstance(item, SybilItem) or item.get_closest_marker("values")):
             item.add_marker(
-                pytest.mark.skip(reason="meta tensors carry no values; shapes and devices are checked in test_devices")
+                pytest.mark.skip(
+                    reason="meta tensors carry no values; shapes and devices are checked in test_devices"
+                )
             )
 
 

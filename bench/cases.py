@@ -26,8 +26,12 @@ def _ratios(rows, goal_name, goal_ratio, against="peer"):
         r["ratio_to_fastest_peer"] = r["ms"] / fastest if fastest else None
         r["ratio_to_floor"] = {k: r["ms"] / v for k, v in floors.items()}
     goal = [r for r in rows if r["name"] == goal_name][0]
-    return {"goal": f"{goal_name} <= {goal_ratio}x the fastest {against}", "goal_ratio": goal_ratio,
-            "measured_ratio": goal["ratio_to_fastest_peer"], "met": goal["ratio_to_fastest_peer"] <= goal_ratio}
+    return {
+        "goal": f"{goal_name} <= {goal_ratio}x the fastest {against}",
+        "goal_ratio": goal_ratio,
+        "measured_ratio": goal["ratio_to_fastest_peer"],
+        "met": goal["ratio_to_fastest_peer"] <= goal_ratio,
+    }
 
 
 def _table_error(fn, reference, dim, far, window=256):
@@ -43,10 +47,16 @@ def sinusoidal_torch(size, repeat, device):
     n, d, far = size["n"], size["d"], size["far"]
     marian_scale = 1 if n <= 4096 else n // 1024
     contenders = {
-        "posenc.sinusoidal": ("posenc", lambda: posenc.sinusoidal(torch.arange(n, device=device), d)),
+        "posenc.sinusoidal": (
+            "posenc",
+            lambda: posenc.sinusoidal(torch.arange(n, device=device), d),
+        ),
         "naive torch (tutorial code)": ("peer", lambda: peers.naive_torch(n, d)),
         "timm build_sincos2d_pos_embed": ("peer", lambda: peers.timm_table()(n, d)),
-        "positional-encodings PositionalEncoding1D": ("peer", lambda: peers.positional_encodings_1d()(n, d)),
+        "positional-encodings PositionalEncoding1D": (
+            "peer",
+            lambda: peers.positional_encodings_1d()(n, d),
+        ),
         "floor: torch.sin over the table": ("floor", lambda: torch.sin(_scratch(n, d, device))),
         "floor: fill_ a new table": ("floor", lambda: torch.empty(n, d, device=device).fill_(0.5)),
     }
@@ -55,19 +65,40 @@ def sinusoidal_torch(size, repeat, device):
     # HF Marian builds its table in Python loops: timed on n / marian_scale rows, scaled up
     marian = peers.marian_table()
     t = measure({"m": lambda: marian(n // marian_scale, d)}, repeat=1, warmup=0)["m"] * marian_scale
-    rows.append(_row("HF Marian create_weight", "peer", t, note=f"timed on {n // marian_scale} rows, x{marian_scale}"))
+    rows.append(
+        _row(
+            "HF Marian create_weight",
+            "peer",
+            t,
+            note=f"timed on {n // marian_scale} rows, x{marian_scale}",
+        )
+    )
     errors = {
-        "posenc.sinusoidal": _window_error(lambda p: posenc.sinusoidal(torch.from_numpy(p), 64), [far, 2**24]),
-        "naive torch (tutorial code)": _table_error(peers.naive_torch, peers.reference_interleaved, 64, far),
-        "timm build_sincos2d_pos_embed": _table_error(peers.timm_table(), peers.timm_reference, 64, far),
-        "positional-encodings PositionalEncoding1D": _table_error(peers.positional_encodings_1d(), peers.reference_interleaved, 64, far),
-        "HF Marian create_weight": _table_error(peers.marian_table(), peers.marian_reference, 64, min(far, 4096)),
+        "posenc.sinusoidal": _window_error(
+            lambda p: posenc.sinusoidal(torch.from_numpy(p), 64), [far, 2**24]
+        ),
+        "naive torch (tutorial code)": _table_error(
+            peers.naive_torch, peers.reference_interleaved, 64, far
+        ),
+        "timm build_sincos2d_pos_embed": _table_error(
+            peers.timm_table(), peers.timm_reference, 64, far
+        ),
+        "positional-encodings PositionalEncoding1D": _table_error(
+            peers.positional_encodings_1d(), peers.reference_interleaved, 64, far
+        ),
+        "HF Marian create_weight": _table_error(
+            peers.marian_table(), peers.marian_reference, 64, min(far, 4096)
+        ),
     }
     for r in rows:
         r["max_error"] = errors.get(r["name"])
-    return {"id": "sinusoidal-torch", "title": f"sinusoidal table {n} x {d}, float32, torch {device}",
-            "error_at": f"positions near {far} (Marian: near 4096; posenc: also near 2**24)",
-            "rows": rows, **_ratios(rows, "posenc.sinusoidal", 0.5)}
+    return {
+        "id": "sinusoidal-torch",
+        "title": f"sinusoidal table {n} x {d}, float32, torch {device}",
+        "error_at": f"positions near {far} (Marian: near 4096; posenc: also near 2**24)",
+        "rows": rows,
+        **_ratios(rows, "posenc.sinusoidal", 0.5),
+    }
 
 
 def _window_error(fn, centres, dim=64, window=256):
@@ -77,7 +108,12 @@ def _window_error(fn, centres, dim=64, window=256):
         positions = np.arange(c - window // 2, c + window // 2)
         got = fn(positions)
         got = got.numpy() if isinstance(got, torch.Tensor) else got
-        worst = max(worst, float(np.abs(got.astype(np.float64) - peers.reference_interleaved(positions, dim)).max()))
+        worst = max(
+            worst,
+            float(
+                np.abs(got.astype(np.float64) - peers.reference_interleaved(positions, dim)).max()
+            ),
+        )
     return worst
 
 
@@ -103,14 +139,22 @@ def sinusoidal_numpy(size, repeat, device):
     times = measure({k: fn for k, (_, fn) in contenders.items()}, repeat=repeat)
     rows = [_row(k, kind, times[k]) for k, (kind, _) in contenders.items()]
     errors = {
-        "posenc.sinusoidal (NumPy)": _window_error(lambda p: posenc.sinusoidal(p, 64, dtype=np.float32), [far, 2**24]),
-        "naive NumPy float32": _table_error(peers.naive_numpy, peers.reference_interleaved, 64, far),
+        "posenc.sinusoidal (NumPy)": _window_error(
+            lambda p: posenc.sinusoidal(p, 64, dtype=np.float32), [far, 2**24]
+        ),
+        "naive NumPy float32": _table_error(
+            peers.naive_numpy, peers.reference_interleaved, 64, far
+        ),
     }
     for r in rows:
         r["max_error"] = errors.get(r["name"])
-    return {"id": "sinusoidal-numpy", "title": f"sinusoidal table {n} x {d}, float32, NumPy",
-            "error_at": f"positions near {far} (posenc: also near 2**24)",
-            "rows": rows, **_ratios(rows, "posenc.sinusoidal (NumPy)", 0.5)}
+    return {
+        "id": "sinusoidal-numpy",
+        "title": f"sinusoidal table {n} x {d}, float32, NumPy",
+        "error_at": f"positions near {far} (posenc: also near 2**24)",
+        "rows": rows,
+        **_ratios(rows, "posenc.sinusoidal (NumPy)", 0.5),
+    }
 
 
 def _rope_error(fn, shape, start, pairing, dtype=torch.float32):
@@ -137,15 +181,26 @@ def rope_torch(size, repeat, device):
     def ours(pairing):
         def run(qq=q, kk=k, start=0):
             p = pos if start == 0 else torch.arange(start, start + qq.shape[-2], device=qq.device)
-            return posenc.apply_rope(qq, p, pairing=pairing), posenc.apply_rope(kk, p, pairing=pairing)
+            return posenc.apply_rope(qq, p, pairing=pairing), posenc.apply_rope(
+                kk, p, pairing=pairing
+            )
+
         return run
 
     contenders = {
         "posenc.apply_rope interleaved": ("posenc", ours("interleaved"), "interleaved"),
         "posenc.apply_rope half": ("posenc", ours("half"), "half"),
-        "Meta Llama complex multiply": ("peer", lambda qq=q, kk=k, start=0: peers.meta_rope(qq, kk, start=start), "interleaved"),
+        "Meta Llama complex multiply": (
+            "peer",
+            lambda qq=q, kk=k, start=0: peers.meta_rope(qq, kk, start=start),
+            "interleaved",
+        ),
         "HF apply_rotary_pos_emb": ("peer", lambda qq=q, kk=k, start=0: hf(qq, kk, start), "half"),
-        "rotary-embedding-torch": ("peer", lambda qq=q, kk=k, start=0: lucid(qq, kk, start), "interleaved"),
+        "rotary-embedding-torch": (
+            "peer",
+            lambda qq=q, kk=k, start=0: lucid(qq, kk, start),
+            "interleaved",
+        ),
         "floor: clone q and k": ("floor", lambda: (q.clone(), k.clone()), None),
     }
     times = measure({k_: v[1] for k_, v in contenders.items()}, repeat=repeat, device=device)
@@ -156,13 +211,17 @@ def rope_torch(size, repeat, device):
         if pairing:
             row["max_error"] = _rope_error(fn, small, far - 128, pairing)
             row["error_at_4096"] = _rope_error(fn, (1, 2, min(seq, 4096), shape[-1]), 0, pairing)
-            row["bf16_error"] = _rope_error(fn, small, min(far, 2**17) - 128, pairing, torch.bfloat16)
+            row["bf16_error"] = _rope_error(
+                fn, small, min(far, 2**17) - 128, pairing, torch.bfloat16
+            )
         rows.append(row)
-    result = {"id": "rope-torch", "title": f"RoPE on q and k {tuple(shape)}, float32, torch {device}",
-              "error_at": f"max error / max|x| near position {far}; also over 0..{seq - 1}; bf16 near 2**17",
-              "rows": rows}
+    result = {
+        "id": "rope-torch",
+        "title": f"RoPE on q and k {tuple(shape)}, float32, torch {device}",
+        "error_at": f"max error / max|x| near position {far}; also over 0..{seq - 1}; bf16 near 2**17",
+        "rows": rows,
+    }
     goal = _ratios(rows, "posenc.apply_rope interleaved", 1.0)
-    other = [r for r in rows if r["name"] == "posenc.apply_rope half"][0]
     meta = [r for r in rows if r["name"].startswith("Meta")][0]
     result.update(goal)
     result["goal"] = "posenc.apply_rope (both pairings) <= 1.0x Meta Llama's complex multiply"
@@ -185,7 +244,10 @@ def modules_torch(size, repeat, device):
     rot_int = RotaryEmbedding(hd, pairing="interleaved", max_len=seq).to(device)
     cos = torch.cat([rot_half.cos_cached[:seq]] * 2, dim=-1).to(q.dtype)
     sin = torch.cat([rot_half.sin_cached[:seq]] * 2, dim=-1).to(q.dtype)
-    cis = torch.polar(torch.ones_like(rot_int.cos_cached[:seq]), torch.atan2(rot_int.sin_cached[:seq], rot_int.cos_cached[:seq]))
+    cis = torch.polar(
+        torch.ones_like(rot_int.cos_cached[:seq]),
+        torch.atan2(rot_int.sin_cached[:seq], rot_int.cos_cached[:seq]),
+    )
 
     def rotate_half(t):
         t1, t2 = t[..., : hd // 2], t[..., hd // 2 :]
@@ -200,9 +262,24 @@ def modules_torch(size, repeat, device):
         return torch.view_as_real(qc * cis).flatten(-2), torch.view_as_real(kc * cis).flatten(-2)
 
     pairs = [
-        ("SinusoidalPositionalEncoding.forward", lambda: spe(x), "bare x + table[:seq]", lambda: x + table[:seq]),
-        ("RotaryEmbedding(half).forward", lambda: rot_half(q, k), "bare rotate_half apply on cached cos/sin", bare_half),
-        ("RotaryEmbedding(interleaved).forward", lambda: rot_int(q, k), "bare complex multiply on cached cis", bare_complex),
+        (
+            "SinusoidalPositionalEncoding.forward",
+            lambda: spe(x),
+            "bare x + table[:seq]",
+            lambda: x + table[:seq],
+        ),
+        (
+            "RotaryEmbedding(half).forward",
+            lambda: rot_half(q, k),
+            "bare rotate_half apply on cached cos/sin",
+            bare_half,
+        ),
+        (
+            "RotaryEmbedding(interleaved).forward",
+            lambda: rot_int(q, k),
+            "bare complex multiply on cached cis",
+            bare_complex,
+        ),
     ]
     contenders = {}
     for mod_name, mod_fn, bare_name, bare_fn in pairs:
@@ -215,9 +292,15 @@ def modules_torch(size, repeat, device):
         ratios.append(ratio)
         rows.append(_row(mod_name, "posenc", times[mod_name], ratio_to_bare=ratio, bare=bare_name))
         rows.append(_row(bare_name, "floor", times[bare_name]))
-    return {"id": "modules-torch", "title": f"module forward, x {(b, seq, d)}, q/k {(b, h, seq, hd)}, torch {device}",
-            "rows": rows, "goal": "module forward <= 1.1x the bare operation on cached tables",
-            "goal_ratio": 1.1, "measured_ratio": max(ratios), "met": max(ratios) <= 1.1}
+    return {
+        "id": "modules-torch",
+        "title": f"module forward, x {(b, seq, d)}, q/k {(b, h, seq, hd)}, torch {device}",
+        "rows": rows,
+        "goal": "module forward <= 1.1x the bare operation on cached tables",
+        "goal_ratio": 1.1,
+        "measured_ratio": max(ratios),
+        "met": max(ratios) <= 1.1,
+    }
 
 
 CASES = [sinusoidal_torch, sinusoidal_numpy, rope_torch, modules_torch]

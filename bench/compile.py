@@ -63,7 +63,10 @@ def _contenders(size, device):
 def _max_error(got, want):
     got = got if isinstance(got, tuple) else (got,)
     want = want if isinstance(want, tuple) else (want,)
-    return max(float((g.double() - w.double()).abs().max() / w.double().abs().max()) for g, w in zip(got, want, strict=True))
+    return max(
+        float((g.double() - w.double()).abs().max() / w.double().abs().max())
+        for g, w in zip(got, want, strict=True)
+    )
 
 
 def compile_case(size, repeat, device):
@@ -104,13 +107,17 @@ def compile_case(size, repeat, device):
 
 def print_case(case):
     print(f"\n## {case['title']}")
-    print(f"   {'module call':48s} {'eager ms':>9s} {'inductor ms':>11s} {'ratio':>6s} {'compile s':>9s} {'max rel err':>11s}")
+    print(
+        f"   {'module call':48s} {'eager ms':>9s} {'inductor ms':>11s} {'ratio':>6s} {'compile s':>9s} {'max rel err':>11s}"
+    )
     for r in case["rows"]:
         if "error" in r:
             print(f"   {r['name']:48s} inductor failed: {r['error']}")
             continue
-        print(f"   {r['name']:48s} {r['eager_ms']:9.2f} {r['inductor_ms']:11.2f} {r['ratio']:6.2f} "
-              f"{r['compile_s']:9.1f} {r['max_error']:11.1e}")
+        print(
+            f"   {r['name']:48s} {r['eager_ms']:9.2f} {r['inductor_ms']:11.2f} {r['ratio']:6.2f} "
+            f"{r['compile_s']:9.1f} {r['max_error']:11.1e}"
+        )
 
 
 def merge_into(path, case, meta):
@@ -125,13 +132,18 @@ def merge_into(path, case, meta):
 def run(*, device="cpu", quick=False, repeat=None, json_path=None):
     size = QUICK if quick else BIG
     repeat = repeat or (3 if quick else 9)
-    print(f"posenc compile bench on {device} ({'quick sizes' if quick else 'full sizes'}, {repeat} rounds, medians)")
+    print(
+        f"posenc compile bench on {device} ({'quick sizes' if quick else 'full sizes'}, {repeat} rounds, medians)"
+    )
     case = compile_case(size, repeat, device)
     print_case(case)
     if json_path:
         meta = {
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "quick": quick, "repeat": repeat, "device": device, "torch": torch.__version__,
+            "quick": quick,
+            "repeat": repeat,
+            "device": device,
+            "torch": torch.__version__,
             "torch_threads": torch.get_num_threads(),
         }
         merge_into(json_path, case, meta)
@@ -144,7 +156,12 @@ def main(argv=None):
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--quick", action="store_true", help="tiny sizes")
     parser.add_argument("--repeat", type=int, default=None, help="timed rounds per contender")
-    parser.add_argument("--json", type=Path, default=None, help=f"where to merge the results (default {DEFAULT_JSON}; none with --quick)")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help=f"where to merge the results (default {DEFAULT_JSON}; none with --quick)",
+    )
     args = parser.parse_args(argv)
     path = args.json if args.json else (None if args.quick else DEFAULT_JSON)
     case = run(device=args.device, quick=args.quick, repeat=args.repeat, json_path=path)

@@ -148,8 +148,14 @@ def hf_rope():
         b, h, s, d = q.shape
         key = (d, q.device)
         if key not in cache:
-            config = LlamaConfig(hidden_size=d * h, num_attention_heads=h, num_key_value_heads=h, head_dim=d,
-                                 max_position_embeddings=2**21, rope_parameters={"rope_theta": 10000.0, "rope_type": "default"})
+            config = LlamaConfig(
+                hidden_size=d * h,
+                num_attention_heads=h,
+                num_key_value_heads=h,
+                head_dim=d,
+                max_position_embeddings=2**21,
+                rope_parameters={"rope_theta": 10000.0, "rope_type": "default"},
+            )
             cache[key] = LlamaRotaryEmbedding(config).to(q.device)
         ids = torch.arange(start, start + s, device=q.device)[None]
         cos, sin = cache[key](q, ids)
@@ -169,12 +175,16 @@ def rotary_embedding_torch():
         if d not in cache:
             cache[d] = RotaryEmbedding(dim=d, cache_if_possible=False)
         rot = cache[d].to(q.device)
-        return rot.rotate_queries_or_keys(q, offset=start), rot.rotate_queries_or_keys(k, offset=start)
+        return rot.rotate_queries_or_keys(q, offset=start), rot.rotate_queries_or_keys(
+            k, offset=start
+        )
 
     return run
 
 
-def rope_reference(x: np.ndarray, positions: np.ndarray, pairing: str, theta: float = 10000.0) -> np.ndarray:
+def rope_reference(
+    x: np.ndarray, positions: np.ndarray, pairing: str, theta: float = 10000.0
+) -> np.ndarray:
     """Float64 RoPE of float64 inputs."""
     d = x.shape[-1]
     w = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)

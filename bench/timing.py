@@ -30,7 +30,10 @@ def measure(contenders: dict, *, repeat: int, warmup: int = 1, device: str = "cp
             if device == "cuda":
                 import torch
 
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start, end = (
+                    torch.cuda.Event(enable_timing=True),
+                    torch.cuda.Event(enable_timing=True),
+                )
                 start.record()
                 fn()
                 end.record()

@@ -40,11 +40,15 @@ def code_blocks(markdown: str) -> list[str]:
         i += 1
         while i < len(lines):
             close = FENCE.match(lines[i])
-            if close and close.group("fence")[0] == fence[0] \
-                    and len(close.group("fence")) >= len(fence) and not close.group("info").strip():
+            if (
+                close
+                and close.group("fence")[0] == fence[0]
+                and len(close.group("fence")) >= len(fence)
+                and not close.group("info").strip()
+            ):
                 break
             line = lines[i]
-            body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
+            body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
             i += 1
         i += 1
         words = info.split()
@@ -109,10 +113,19 @@ def script(title: str, url: str, cells: list[str]) -> str:
 
 def notebook(title: str, url: str, lang: str, cells: list[str]) -> dict:
     def code(src: str) -> dict:
-        return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                "source": src.splitlines(keepends=True)}
+        return {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": src.splitlines(keepends=True),
+        }
 
-    intro = {"cell_type": "markdown", "metadata": {}, "source": [f"# {title}\n", "\n", f"<{url}>\n"]}
+    intro = {
+        "cell_type": "markdown",
+        "metadata": {},
+        "source": [f"# {title}\n", "\n", f"<{url}>\n"],
+    }
     return {
         "cells": [intro, *(code(c) for c in cells)],
         "metadata": {
@@ -134,7 +147,9 @@ def on_page_markdown(markdown, page, **kwargs):
     return markdown
 
 
-HIGHLIGHT = re.compile(r'<div class="(?:language-(?:python|py|pycon) )?highlight">(<pre.*?</pre>)</div>', re.S)
+HIGHLIGHT = re.compile(
+    r'<div class="(?:language-(?:python|py|pycon) )?highlight">(<pre.*?</pre>)</div>', re.S
+)
 TAG = re.compile(r"<[^>]+>")
 
 

@@ -99,7 +99,9 @@ def bibtex(page, lang: str, cff: dict, checked: dict | None) -> str:
     ]
     if checked:
         fields.append(("year", "{" + checked["date"][:4] + "}"))
-    note = f"{cff.get('title', 'posenc')}" + (f", version {cff['version']}" if cff.get("version") else "")
+    note = f"{cff.get('title', 'posenc')}" + (
+        f", version {cff['version']}" if cff.get("version") else ""
+    )
     fields += [("note", "{" + note + "}"), ("language", "{" + TEXT[lang]["language"] + "}")]
     width = max(len(k) for k, _ in fields)
     body = ",\n".join(f"  {k.ljust(width)} = {v}" for k, v in fields)
@@ -124,6 +126,7 @@ def _paragraphs(markdown: str):
 def _plain(paragraph: str) -> str:
     """Markdown to text: links keep their text, emphasis and code marks go, simple math stays
     (``$p$`` -> p) and the text stops before the first formula that needs typesetting."""
+
     def math(m: re.Match) -> str:
         tex = m.group(1) or m.group(2)
         return tex if SIMPLE_MATH.match(tex) else "\x00"
@@ -148,7 +151,9 @@ def description(markdown: str, lang: str) -> str | None:
             if lang == "en" and " " in cut:
                 cut = cut.rsplit(" ", 1)[0]
             text = cut.rstrip(" ,;:，、") + "…"
-        elif len(_plain(paragraph)) < len(" ".join(paragraph.split())) - 20 and not text.endswith((".", "。")):
+        elif len(_plain(paragraph)) < len(" ".join(paragraph.split())) - 20 and not text.endswith(
+            (".", "。")
+        ):
             text = text.rstrip(" ,;:，、") + "…"
         return text
     return None
@@ -170,7 +175,7 @@ def footer(page, lang: str) -> str:
         versions = ", ".join(f"{name} {v}" for name, v in checked["versions"].items())
         parts.append(
             f'<p class="posenc-checked">{t["checked"].format(date=checked["date"], versions=versions)}'
-            f' <small>({t["checked_src"]})</small></p>'
+            f" <small>({t['checked_src']})</small></p>"
         )
     cff = _RECORDS.get("cff") if _RECORDS else citation()
     entry = html.escape(bibtex(page, lang, cff or {}, checked), quote=False)

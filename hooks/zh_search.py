@@ -31,9 +31,26 @@ TERMS_FILE = Path(__file__).resolve().parent / "terms.yml"
 # Words that are not glossary terms but that readers type as one word; cut apart, a query for
 # them searches (and highlights) single characters.
 PHRASES = (
-    "长上下文", "训练长度", "上下文长度", "上下文窗口", "注意力分数", "自注意力", "注意力机制",
-    "置换等变", "置换不变", "旋转矩阵", "点积", "掩码", "分桶", "勘误", "术语表", "交错配对",
-    "对半配对", "部分旋转", "位置内插", "词元",
+    "长上下文",
+    "训练长度",
+    "上下文长度",
+    "上下文窗口",
+    "注意力分数",
+    "自注意力",
+    "注意力机制",
+    "置换等变",
+    "置换不变",
+    "旋转矩阵",
+    "点积",
+    "掩码",
+    "分桶",
+    "勘误",
+    "术语表",
+    "交错配对",
+    "对半配对",
+    "部分旋转",
+    "位置内插",
+    "词元",
 )
 
 HAN = re.compile(r"[\u3400-\u9fff]")
@@ -51,7 +68,9 @@ def load_terms(path: Path = TERMS_FILE) -> list[dict]:
     for entry in entries:
         if isinstance(entry, dict) and entry.get("zh"):
             aliases = [str(a) for a in entry.get("aliases") or []]
-            terms.append({"en": str(entry.get("en", "")), "zh": str(entry["zh"]), "aliases": aliases})
+            terms.append(
+                {"en": str(entry.get("en", "")), "zh": str(entry["zh"]), "aliases": aliases}
+            )
     return terms
 
 
@@ -89,7 +108,7 @@ def on_post_page(output, page, config, **kwargs):
         data["search"] = f"{prefix}{WORKER}?worker={material}"
     if _zh_page(page):
         data["base"] = posixpath.join(data.get("base") or ".", "zh") + "/"
-    return output[: m.start(2)] + json.dumps(data) + output[m.end(2):]
+    return output[: m.start(2)] + json.dumps(data) + output[m.end(2) :]
 
 
 def _aliases_for(entry: dict, terms: list[dict]) -> list[str]:
@@ -117,12 +136,16 @@ def split_index(site_dir: Path, terms: list[dict]) -> None:
             zh.append(entry)
         else:
             en.append(entry)
-    for target, docs, fields in ((path, en, {}), (site_dir / "zh" / "search" / "search_index.json", zh,
-                                                   {"alias": {"boost": 1.0}})):
+    for target, docs, fields in (
+        (path, en, {}),
+        (site_dir / "zh" / "search" / "search_index.json", zh, {"alias": {"boost": 1.0}}),
+    ):
         config = {**index["config"], "fields": {**index["config"]["fields"], **fields}}
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps({"config": config, "docs": docs}, ensure_ascii=False,
-                                     separators=(",", ":")), encoding="utf-8")
+        target.write_text(
+            json.dumps({"config": config, "docs": docs}, ensure_ascii=False, separators=(",", ":")),
+            encoding="utf-8",
+        )
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (-100) has written the merged index

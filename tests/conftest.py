@@ -6,7 +6,6 @@ import os
 
 import numpy as np
 import pytest
-
 from hypothesis import settings
 
 torch = pytest.importorskip("torch")
@@ -63,6 +62,9 @@ def built_site(tmp_path_factory) -> BuiltSite:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=root, env=env, capture_output=True, text=True,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     return BuiltSite(out, proc.returncode, proc.stdout + proc.stderr)

@@ -11,14 +11,16 @@ from __future__ import annotations
 import math
 
 
-def rope(vectors, positions, base=10000.0, pairing="interleaved", rotary_dim=None, thetas=None, scale=1.0):
+def rope(
+    vectors, positions, base=10000.0, pairing="interleaved", rotary_dim=None, thetas=None, scale=1.0
+):
     """Rotate ``vectors[j]`` (a list of floats) by position ``positions[j]``.
 
     ``thetas`` (one per pair) defaults to ``base ** (-2 i / rotary_dim)``; ``scale`` multiplies
     cos and sin (HF's attention factor).
     """
     out = []
-    for vec, m in zip(vectors, positions):
+    for vec, m in zip(vectors, positions, strict=True):
         dim = len(vec)
         r = dim if rotary_dim is None else rotary_dim
         new = list(vec)
@@ -38,7 +40,7 @@ def rope(vectors, positions, base=10000.0, pairing="interleaved", rotary_dim=Non
 
 def dot(u, v):
     total = 0.0
-    for a, b in zip(u, v):
+    for a, b in zip(u, v, strict=True):
         total += a * b
     return total
 
@@ -79,6 +81,7 @@ def frequencies(dim, base=10000.0, scaling=None, seq_len=None):
             thetas.append(plain[i] * (1 - ramp) + plain[i] / s * ramp)
         factor = scaling.get("attention_factor")
         if factor is None:
+
             def mscale(scale, m):
                 return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
 

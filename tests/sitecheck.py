@@ -14,7 +14,9 @@ DOCS = ROOT / "docs"
 LANGS = ("en", "zh")
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)$")
-HEADING = re.compile(r"^(?P<level>#{1,6})\s+(?P<title>.*?)\s*(?:\{\s*#(?P<anchor>[^}\s]+)\s*\})?\s*$")
+HEADING = re.compile(
+    r"^(?P<level>#{1,6})\s+(?P<title>.*?)\s*(?:\{\s*#(?P<anchor>[^}\s]+)\s*\})?\s*$"
+)
 
 
 def pages(lang: str) -> list[str]:
@@ -35,11 +37,15 @@ def parse(text: str):
             i += 1
             while i < len(lines):
                 close = FENCE.match(lines[i])
-                if close and close.group("fence")[0] == fence[0] and len(close.group("fence")) >= len(fence) \
-                        and not close.group("info").strip():
+                if (
+                    close
+                    and close.group("fence")[0] == fence[0]
+                    and len(close.group("fence")) >= len(fence)
+                    and not close.group("info").strip()
+                ):
                     break
                 line = lines[i]
-                body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
+                body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
                 i += 1
             blocks.append((info, "\n".join(body)))
         else:

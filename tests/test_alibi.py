@@ -214,7 +214,9 @@ def test_bad_bias_arguments(kwargs, exc, match):
 @pytest.mark.parametrize("offset", [None, 0, 3])
 def test_torch_bias_has_no_negative_zero(dtype, causal, offset):
     """``-m * 0`` is -0.0; the diagonal (and every zero) of the torch bias must be +0.0, as in NumPy."""
-    bias = posenc.alibi_bias(5, 8, 3, causal=causal, offset=offset, like=torch.zeros(1, dtype=dtype, device="cpu"))
+    bias = posenc.alibi_bias(
+        5, 8, 3, causal=causal, offset=offset, like=torch.zeros(1, dtype=dtype, device="cpu")
+    )
     assert bias.dtype == dtype
     zeros = bias == 0
     assert zeros.any()

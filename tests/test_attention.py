@@ -115,8 +115,12 @@ def test_permuting_keys_with_values_changes_nothing(backend, device):
     rng = np.random.default_rng(3)
     q, k, v = rng.normal(size=(4, 6)), rng.normal(size=(5, 6)), rng.normal(size=(5, 3))
     perm = rng.permutation(5)
-    a = posenc.attention(make(backend, q, device), make(backend, k, device), make(backend, v, device))
-    b = posenc.attention(make(backend, q, device), make(backend, k[perm], device), make(backend, v[perm], device))
+    a = posenc.attention(
+        make(backend, q, device), make(backend, k, device), make(backend, v, device)
+    )
+    b = posenc.attention(
+        make(backend, q, device), make(backend, k[perm], device), make(backend, v[perm], device)
+    )
     np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-12, atol=1e-14)
 
 
@@ -126,7 +130,9 @@ def test_bias_constant_per_row_changes_nothing(backend, device):
     q, k, v = rng.normal(size=(3, 4)), rng.normal(size=(6, 4)), rng.normal(size=(6, 2))
     shift = np.array([[5.0], [-2.0], [100.0]]) * np.ones((3, 6))
     a = posenc.attention(*(make(backend, x, device) for x in (q, k, v)))
-    b = posenc.attention(*(make(backend, x, device) for x in (q, k, v)), bias=make(backend, shift, device))
+    b = posenc.attention(
+        *(make(backend, x, device) for x in (q, k, v)), bias=make(backend, shift, device)
+    )
     np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-12, atol=1e-13)
 
 
@@ -146,7 +152,12 @@ def test_dtypes():
     q = np.ones((2, 3), dtype=np.float32)
     assert posenc.attention(q, q, q).dtype == np.float32
     assert posenc.attention(q, q.astype(np.float64), q).dtype == np.float64
-    assert posenc.attention(np.ones((2, 3), dtype=np.int64), q.astype(np.int64), q.astype(np.int64)).dtype == np.float64
+    assert (
+        posenc.attention(
+            np.ones((2, 3), dtype=np.int64), q.astype(np.int64), q.astype(np.int64)
+        ).dtype
+        == np.float64
+    )
     t = torch.ones(2, 3, dtype=torch.int64, device="cpu")
     assert posenc.attention(t, t, t).dtype == torch.get_default_dtype()
     assert posenc.attention(t.half(), t.half(), t.float()).dtype == torch.float32
@@ -178,7 +189,9 @@ def test_shapes_and_device(qs, ks, vs, extra, out_shape, device):
     mask = torch.ones(qs[-2], ks[-2], dtype=torch.bool, device=device)
     out = posenc.attention(q, k, v, bias=bias, mask=mask)
     assert tuple(out.shape) == out_shape and out.device.type == torch.device(device).type
-    np_out = posenc.attention(np.zeros(qs), np.zeros(ks), np.zeros(vs), bias=None if extra is None else np.zeros(extra))
+    np_out = posenc.attention(
+        np.zeros(qs), np.zeros(ks), np.zeros(vs), bias=None if extra is None else np.zeros(extra)
+    )
     assert np_out.shape == out_shape
 
 
@@ -198,30 +211,173 @@ def _np(*shape):
 @pytest.mark.parametrize(
     "q,k,v,kw,exc,match",
     [
-        (_np(5, 4), _np(7, 3), _np(7, 2), {}, ValueError, r"q and k must have the same last dimension d, got q shape \(5, 4\) and k shape \(7, 3\)"),
-        (_np(5, 4), _np(7, 4), _np(6, 2), {}, ValueError, r"k and v must have the same number of keys Lk \(dimension -2\), got k shape \(7, 4\) and v shape \(6, 2\)"),
-        (_np(4), _np(7, 4), _np(7, 2), {}, ValueError, r"q must have shape \(\.\.\., Lq, d\) with at least 2 dimensions, got shape \(4,\)"),
+        (
+            _np(5, 4),
+            _np(7, 3),
+            _np(7, 2),
+            {},
+            ValueError,
+            r"q and k must have the same last dimension d, got q shape \(5, 4\) and k shape \(7, 3\)",
+        ),
+        (
+            _np(5, 4),
+            _np(7, 4),
+            _np(6, 2),
+            {},
+            ValueError,
+            r"k and v must have the same number of keys Lk \(dimension -2\), got k shape \(7, 4\) and v shape \(6, 2\)",
+        ),
+        (
+            _np(4),
+            _np(7, 4),
+            _np(7, 2),
+            {},
+            ValueError,
+            r"q must have shape \(\.\.\., Lq, d\) with at least 2 dimensions, got shape \(4,\)",
+        ),
         (_np(5, 4), _np(4), _np(7, 2), {}, ValueError, r"k must have shape \(\.\.\., Lk, d\)"),
         (_np(5, 4), _np(7, 4), _np(7), {}, ValueError, r"v must have shape \(\.\.\., Lk, dv\)"),
-        (_np(2, 5, 4), _np(3, 7, 4), _np(3, 7, 2), {}, ValueError, r"batch dimensions of q, k and v must broadcast together, got q shape \(2, 5, 4\), k shape \(3, 7, 4\)"),
+        (
+            _np(2, 5, 4),
+            _np(3, 7, 4),
+            _np(3, 7, 2),
+            {},
+            ValueError,
+            r"batch dimensions of q, k and v must broadcast together, got q shape \(2, 5, 4\), k shape \(3, 7, 4\)",
+        ),
         (_np(5, 0), _np(7, 0), _np(7, 2), {}, ValueError, r"feature dimension d >= 1"),
         (_np(5, 4), _np(0, 4), _np(0, 2), {}, ValueError, r"no keys \(Lk = 0, k shape \(0, 4\)\)"),
-        (_np(5, 4), _np(7, 4), _np(7, 2), {"bias": _np(5, 6)}, ValueError, r"bias must be broadcastable to \(\.\.\., Lq, Lk\) = \(\.\.\., 5, 7\), got bias shape \(5, 6\)"),
-        (_np(5, 4), _np(7, 4), _np(7, 2), {"bias": _np(5, 7, 1)}, ValueError, r"bias must be broadcastable to .*got bias shape \(5, 7, 1\)"),
-        (_np(5, 4), _np(7, 4), _np(7, 2), {"mask": np.ones((3, 7), bool)}, ValueError, r"mask must be broadcastable to .*got mask shape \(3, 7\)"),
-        (_np(5, 4), _np(7, 4), _np(7, 2), {"mask": np.ones((5, 7))}, TypeError, r"mask must be a boolean array \(True = may attend\), got dtype float64"),
-        (_np(5, 4), _np(7, 4), _np(7, 2), {"mask": np.ones((5, 7), dtype=int)}, TypeError, r"for a 0/1 mask pass mask == 1"),
-        (_np(2, 2), _np(2, 2), _np(2, 2), {"mask": np.array([[True, False], [False, False]])}, ValueError, r"mask leaves query row \(1,\) .* with no key to attend to"),
-        (_np(3, 2, 2), _np(2, 2), _np(2, 2), {"mask": np.array([[True, True], [False, False]])}, ValueError, r"mask leaves query row \(0, 1\)"),
-        (_np(2, 2), _np(2, 2), _np(2, 2), {"bias": np.array([[0.0, -np.inf], [-np.inf, -np.inf]])}, ValueError, r"every score of some query row is -inf"),
-        (_np(2, 2), _np(2, 2), _np(2, 2), {"bias": np.array([[0.0, -np.inf], [0.0, -np.inf]]), "mask": np.array([[True, True], [False, True]])}, ValueError, r"every score of some query row is -inf"),
-        (np.ones((2, 2), bool), _np(2, 2), _np(2, 2), {}, TypeError, r"q must hold real numbers, got ndarray of dtype bool"),
-        (_np(2, 2), np.ones((2, 2), complex), _np(2, 2), {}, TypeError, r"k must hold real numbers, got ndarray of dtype complex128"),
-        (_np(2, 2), _np(2, 2), np.array([["a", "b"], ["c", "d"]]), {}, TypeError, r"v must hold real numbers"),
-        (_np(2, 2), _np(2, 2), _np(2, 2), {"bias": np.ones((2, 2), bool)}, TypeError, r"bias must hold real numbers"),
-        (_np(2, 2), _np(2, 2), _np(2, 2), {"scale": "0.5"}, TypeError, r"scale must be a finite real number, got '0.5'"),
-        (_np(2, 2), _np(2, 2), _np(2, 2), {"scale": float("nan")}, ValueError, r"scale must be a finite real number, got nan"),
-        (_np(2, 2), _np(2, 2), _np(2, 2), {"return_weights": 1}, TypeError, r"return_weights must be True or False, got 1"),
+        (
+            _np(5, 4),
+            _np(7, 4),
+            _np(7, 2),
+            {"bias": _np(5, 6)},
+            ValueError,
+            r"bias must be broadcastable to \(\.\.\., Lq, Lk\) = \(\.\.\., 5, 7\), got bias shape \(5, 6\)",
+        ),
+        (
+            _np(5, 4),
+            _np(7, 4),
+            _np(7, 2),
+            {"bias": _np(5, 7, 1)},
+            ValueError,
+            r"bias must be broadcastable to .*got bias shape \(5, 7, 1\)",
+        ),
+        (
+            _np(5, 4),
+            _np(7, 4),
+            _np(7, 2),
+            {"mask": np.ones((3, 7), bool)},
+            ValueError,
+            r"mask must be broadcastable to .*got mask shape \(3, 7\)",
+        ),
+        (
+            _np(5, 4),
+            _np(7, 4),
+            _np(7, 2),
+            {"mask": np.ones((5, 7))},
+            TypeError,
+            r"mask must be a boolean array \(True = may attend\), got dtype float64",
+        ),
+        (
+            _np(5, 4),
+            _np(7, 4),
+            _np(7, 2),
+            {"mask": np.ones((5, 7), dtype=int)},
+            TypeError,
+            r"for a 0/1 mask pass mask == 1",
+        ),
+        (
+            _np(2, 2),
+            _np(2, 2),
+            _np(2, 2),
+            {"mask": np.array([[True, False], [False, False]])},
+            ValueError,
+            r"mask leaves query row \(1,\) .* with no key to attend to",
+        ),
+        (
+            _np(3, 2, 2),
+            _np(2, 2),
+            _np(2, 2),
+            {"mask": np.array([[True, True], [False, False]])},
+            ValueError,
+            r"mask leaves query row \(0, 1\)",
+        ),
+        (
+            _np(2, 2),
+            _np(2, 2),
+            _np(2, 2),
+            {"bias": np.array([[0.0, -np.inf], [-np.inf, -np.inf]])},
+            ValueError,
+            r"every score of some query row is -inf",
+        ),
+        (
+            _np(2, 2),
+            _np(2, 2),
+            _np(2, 2),
+            {
+                "bias": np.array([[0.0, -np.inf], [0.0, -np.inf]]),
+                "mask": np.array([[True, True], [False, True]]),
+            },
+            ValueError,
+            r"every score of some query row is -inf",
+        ),
+        (
+            np.ones((2, 2), bool),
+            _np(2, 2),
+            _np(2, 2),
+            {},
+            TypeError,
+            r"q must hold real numbers, got ndarray of dtype bool",
+        ),
+        (
+            _np(2, 2),
+            np.ones((2, 2), complex),
+            _np(2, 2),
+            {},
+            TypeError,
+            r"k must hold real numbers, got ndarray of dtype complex128",
+        ),
+        (
+            _np(2, 2),
+            _np(2, 2),
+            np.array([["a", "b"], ["c", "d"]]),
+            {},
+            TypeError,
+            r"v must hold real numbers",
+        ),
+        (
+            _np(2, 2),
+            _np(2, 2),
+            _np(2, 2),
+            {"bias": np.ones((2, 2), bool)},
+            TypeError,
+            r"bias must hold real numbers",
+        ),
+        (
+            _np(2, 2),
+            _np(2, 2),
+            _np(2, 2),
+            {"scale": "0.5"},
+            TypeError,
+            r"scale must be a finite real number, got '0.5'",
+        ),
+        (
+            _np(2, 2),
+            _np(2, 2),
+            _np(2, 2),
+            {"scale": float("nan")},
+            ValueError,
+            r"scale must be a finite real number, got nan",
+        ),
+        (
+            _np(2, 2),
+            _np(2, 2),
+            _np(2, 2),
+            {"return_weights": 1},
+            TypeError,
+            r"return_weights must be True or False, got 1",
+        ),
     ],
 )
 def test_bad_input_numpy(q, k, v, kw, exc, match):
@@ -236,16 +392,79 @@ def _t(*shape):
 @pytest.mark.parametrize(
     "q,k,v,kw,exc,match",
     [
-        (_t(2, 2), _np(2, 2), _t(2, 2), {}, TypeError, r"q, k, v, bias and mask must all come from one library: q, v are torch tensors but k is not \(k: ndarray\)"),
+        (
+            _t(2, 2),
+            _np(2, 2),
+            _t(2, 2),
+            {},
+            TypeError,
+            r"q, k, v, bias and mask must all come from one library: q, v are torch tensors but k is not \(k: ndarray\)",
+        ),
         (_np(2, 2), _t(2, 2), _np(2, 2), {}, TypeError, r"k is a torch tensor but q, v are not"),
-        (_t(2, 2), _t(2, 2), _t(2, 2), {"mask": np.ones((2, 2), bool)}, TypeError, r"but mask is not \(mask: ndarray\)"),
-        (_t(2, 2), _t(2, 2), _t(2, 2), {"bias": 0.5}, TypeError, r"but bias is not \(bias: float\)"),
-        (_t(2, 2), _t(2, 2), _t(2, 2), {"mask": torch.ones(2, 2, device="cpu")}, TypeError, r"mask must be a boolean tensor \(True = may attend\), got dtype torch.float32"),
-        (_t(2, 2), _t(2, 2), _t(2, 2), {"mask": torch.tensor([[True, True], [False, False]], device="cpu")}, ValueError, r"mask leaves query row \(1,\)"),
-        (_t(2, 2), _t(2, 2), _t(2, 2), {"bias": torch.tensor([[-float("inf")] * 2] * 2, device="cpu")}, ValueError, r"every score of some query row is -inf"),
-        (_t(2, 2), _t(2, 2).to("meta"), _t(2, 2), {}, ValueError, r"q, k, v, bias and mask must be on one device, got q on cpu, k on meta, v on cpu"),
-        (_t(5, 4), _t(7, 3), _t(7, 2), {}, ValueError, r"q and k must have the same last dimension d"),
-        (torch.ones(2, 2, dtype=torch.bool, device="cpu"), _t(2, 2), _t(2, 2), {}, TypeError, r"q must hold real numbers, got Tensor of dtype torch.bool"),
+        (
+            _t(2, 2),
+            _t(2, 2),
+            _t(2, 2),
+            {"mask": np.ones((2, 2), bool)},
+            TypeError,
+            r"but mask is not \(mask: ndarray\)",
+        ),
+        (
+            _t(2, 2),
+            _t(2, 2),
+            _t(2, 2),
+            {"bias": 0.5},
+            TypeError,
+            r"but bias is not \(bias: float\)",
+        ),
+        (
+            _t(2, 2),
+            _t(2, 2),
+            _t(2, 2),
+            {"mask": torch.ones(2, 2, device="cpu")},
+            TypeError,
+            r"mask must be a boolean tensor \(True = may attend\), got dtype torch.float32",
+        ),
+        (
+            _t(2, 2),
+            _t(2, 2),
+            _t(2, 2),
+            {"mask": torch.tensor([[True, True], [False, False]], device="cpu")},
+            ValueError,
+            r"mask leaves query row \(1,\)",
+        ),
+        (
+            _t(2, 2),
+            _t(2, 2),
+            _t(2, 2),
+            {"bias": torch.tensor([[-float("inf")] * 2] * 2, device="cpu")},
+            ValueError,
+            r"every score of some query row is -inf",
+        ),
+        (
+            _t(2, 2),
+            _t(2, 2).to("meta"),
+            _t(2, 2),
+            {},
+            ValueError,
+            r"q, k, v, bias and mask must be on one device, got q on cpu, k on meta, v on cpu",
+        ),
+        (
+            _t(5, 4),
+            _t(7, 3),
+            _t(7, 2),
+            {},
+            ValueError,
+            r"q and k must have the same last dimension d",
+        ),
+        (
+            torch.ones(2, 2, dtype=torch.bool, device="cpu"),
+            _t(2, 2),
+            _t(2, 2),
+            {},
+            TypeError,
+            r"q must hold real numbers, got Tensor of dtype torch.bool",
+        ),
     ],
 )
 def test_bad_input_torch(q, k, v, kw, exc, match):

@@ -61,15 +61,31 @@ def test_bad_base(fn, base, exc, match):
     [
         (np.array([0.0, np.nan]), ValueError, "positions must be finite"),
         (np.array([np.inf]), ValueError, "positions must be finite"),
-        (np.array([1 + 2j]), TypeError, "positions must hold real numbers, got ndarray of dtype complex128"),
-        (np.array([True, False]), TypeError, "positions must hold real numbers, got ndarray of dtype bool"),
+        (
+            np.array([1 + 2j]),
+            TypeError,
+            "positions must hold real numbers, got ndarray of dtype complex128",
+        ),
+        (
+            np.array([True, False]),
+            TypeError,
+            "positions must hold real numbers, got ndarray of dtype bool",
+        ),
         (np.array(["a"]), TypeError, "positions must hold real numbers"),
         (-3, ValueError, "positions as an int is a count of positions and must be >= 0, got -3"),
         (True, TypeError, "positions must be an int or an array of real numbers, got True"),
         (2.5, TypeError, "positions must be an int count or an array of positions, got 2.5"),
         (torch.tensor([0.0, float("nan")], device="cpu"), ValueError, "positions must be finite"),
-        (torch.tensor([1 + 1j], device="cpu"), TypeError, "positions must hold real numbers, got Tensor of dtype torch.complex64"),
-        (torch.tensor([True], device="cpu"), TypeError, "positions must hold real numbers, got Tensor of dtype torch.bool"),
+        (
+            torch.tensor([1 + 1j], device="cpu"),
+            TypeError,
+            "positions must hold real numbers, got Tensor of dtype torch.complex64",
+        ),
+        (
+            torch.tensor([True], device="cpu"),
+            TypeError,
+            "positions must hold real numbers, got Tensor of dtype torch.bool",
+        ),
     ],
 )
 def test_bad_positions(positions, exc, match):
@@ -89,9 +105,17 @@ def test_bad_layout(layout):
     "positions,dtype,match",
     [
         (4, np.int32, "dtype must be a NumPy floating dtype, got int32"),
-        (4, torch.float32, "dtype must be a NumPy floating dtype for NumPy/int input, got torch.float32"),
+        (
+            4,
+            torch.float32,
+            "dtype must be a NumPy floating dtype for NumPy/int input, got torch.float32",
+        ),
         (torch.arange(4), np.float32, "dtype must be a floating torch.dtype for tensor input"),
-        (torch.arange(4), torch.int64, "dtype must be a floating torch.dtype for tensor input, got torch.int64"),
+        (
+            torch.arange(4),
+            torch.int64,
+            "dtype must be a floating torch.dtype for tensor input, got torch.int64",
+        ),
     ],
 )
 def test_bad_dtype(positions, dtype, match):

@@ -35,7 +35,12 @@ def quick(tmp_path_factory):
 
 def test_every_case_ran_and_was_written(quick):
     results, written = quick
-    assert [c["id"] for c in written["cases"]] == ["sinusoidal-torch", "sinusoidal-numpy", "rope-torch", "modules-torch"]
+    assert [c["id"] for c in written["cases"]] == [
+        "sinusoidal-torch",
+        "sinusoidal-numpy",
+        "rope-torch",
+        "modules-torch",
+    ]
     assert written["machine"]["torch"] and written["date"]
     for case in written["cases"]:
         assert case["rows"], case["id"]

@@ -30,7 +30,9 @@ def _compile(fn):
 
 
 def _randn(*shape, seed=0, dtype=torch.float32):
-    return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
+    return torch.randn(
+        shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64
+    ).to(dtype)
 
 
 def _close(got, want, atol=1e-6):
@@ -58,7 +60,10 @@ def test_each_module_call_is_captured_as_one_graph(cpu):
 
     rope = RotaryEmbedding(16, max_len=MAX_LEN)
     calls = {
-        "rope positions": (lambda q, p: rope(q, q, positions=p), (_randn(2, 4, 16), torch.arange(4))),
+        "rope positions": (
+            lambda q, p: rope(q, q, positions=p),
+            (_randn(2, 4, 16), torch.arange(4)),
+        ),
         "rope offset": (lambda q: rope(q, q, offset=40), (_randn(2, 4, 16),)),
         "sinusoidal": (SinusoidalPositionalEncoding(16, max_len=MAX_LEN), (_randn(2, 4, 16),)),
         "learned": (LearnedPositionalEmbedding(MAX_LEN, 16), (_randn(2, 4, 16),)),
@@ -67,7 +72,11 @@ def test_each_module_call_is_captured_as_one_graph(cpu):
     for name, (fn, args) in calls.items():
         counter = CompileCounter()
         torch.compile(fn, fullgraph=True, backend=counter)(*args)
-        assert counter.frame_count == 1 and counter.op_count > 0, (name, counter.frame_count, counter.op_count)
+        assert counter.frame_count == 1 and counter.op_count > 0, (
+            name,
+            counter.frame_count,
+            counter.op_count,
+        )
 
 
 # --- RotaryEmbedding ----------------------------------------------------------------------------
@@ -76,7 +85,11 @@ def test_each_module_call_is_captured_as_one_graph(cpu):
 @pytest.fixture(scope="module")
 def rope(cpu):
     module = RotaryEmbedding(16, max_len=MAX_LEN, pairing="half")
-    return module, _compile(module), _compile(lambda q, k, positions: module(q, k, positions=positions))
+    return (
+        module,
+        _compile(module),
+        _compile(lambda q, k, positions: module(q, k, positions=positions)),
+    )
 
 
 @pytest.mark.parametrize("offset", [0, 5, 12, 40], ids=["start", "inside", "runs-past", "far-past"])
@@ -146,7 +159,11 @@ def test_rope_export_with_positions_tensor(rope):
     program = torch.export.export(module, (q, k), {"positions": torch.arange(4)})
     exported = program.module()
     # the exported graph holds no assumption about the traced positions' values
-    for positions in (torch.arange(4), torch.arange(MAX_LEN - 1, MAX_LEN + 3), torch.tensor([9, 0, 2**16, 3])):
+    for positions in (
+        torch.arange(4),
+        torch.arange(MAX_LEN - 1, MAX_LEN + 3),
+        torch.tensor([9, 0, 2**16, 3]),
+    ):
         _close(exported(q, k, positions=positions), module(q, k, positions=positions))
 
 
@@ -225,8 +242,14 @@ def test_compile_bench_merges_its_section_and_keeps_the_others(tmp_path):
     from bench.compile import KEY, merge_into
 
     path = tmp_path / "bench.json"
-    path.write_text(json.dumps({"cases": [{"id": "rope-torch"}], "compile": {"old": True}}), encoding="utf-8")
+    path.write_text(
+        json.dumps({"cases": [{"id": "rope-torch"}], "compile": {"old": True}}), encoding="utf-8"
+    )
     merge_into(path, {"id": KEY, "rows": [{"name": "m", "ratio": 0.5}]}, {"quick": True})
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["cases"] == [{"id": "rope-torch"}]  # other sections untouched
-    assert data[KEY] == {"quick": True, "id": KEY, "rows": [{"name": "m", "ratio": 0.5}]}  # replaced
+    assert data[KEY] == {
+        "quick": True,
+        "id": KEY,
+        "rows": [{"name": "m", "ratio": 0.5}],
+    }  # replaced

@@ -268,7 +268,9 @@ def test_distilbert_sinusoidal_embeddings_equal_posenc(n_pos, dim):
     # theirs is the float64 table rounded once to float32: within half a float32 ulp of posenc's
     # float64 table; posenc's own float32 table is within its 4u bound (2.4e-7) of both
     np.testing.assert_allclose(out.numpy(), posenc.sinusoidal(n_pos, dim), rtol=0, atol=2.0**-25)
-    np.testing.assert_allclose(out.numpy(), posenc.sinusoidal(n_pos, dim, dtype=np.float32), rtol=0, atol=3e-7)
+    np.testing.assert_allclose(
+        out.numpy(), posenc.sinusoidal(n_pos, dim, dtype=np.float32), rtol=0, atol=3e-7
+    )
 
 
 def test_xlm_sinusoidal_embeddings_equal_posenc():

@@ -61,7 +61,9 @@ def _g(factor, m):  # HF's get_mscale
 def test_yarn_attention_factor_must_be_positive(extra, key):
     scaling = {**YARN, "factor": math.e, **extra}
     factor = "1e\\+06" if scaling["factor"] == 1e6 else "2\\.71828"
-    with pytest.raises(ValueError, match=rf"scaling\['{key}'\] = .* scaling\['factor'\] = {factor}.*> 0"):
+    with pytest.raises(
+        ValueError, match=rf"scaling\['{key}'\] = .* scaling\['factor'\] = {factor}.*> 0"
+    ):
         posenc.rope_frequencies(8, scaling=scaling)
     with pytest.raises(ValueError, match=rf"scaling\['{key}'\]"):
         posenc.apply_rope(torch.ones(3, 8), 3, scaling=scaling)
@@ -71,18 +73,26 @@ def test_yarn_mscale_ratio_that_overflows_is_refused():
     # g(mscale) ~ 1.4e306 over g(mscale_all_dim) ~ 1e-15: the ratio is inf
     tiny = -1 / (0.1 * math.log(4.0)) * (1 - 1e-15)
     scaling = {**YARN, "mscale": 1e307, "mscale_all_dim": tiny}
-    with pytest.raises(ValueError, match=r"scaling\['mscale'\] .* scaling\['mscale_all_dim'\] .*overflows"):
+    with pytest.raises(
+        ValueError, match=r"scaling\['mscale'\] .* scaling\['mscale_all_dim'\] .*overflows"
+    ):
         posenc.rope_frequencies(8, scaling=scaling)
 
 
-@pytest.mark.parametrize("mscale,mscale_all", [(1.0, -1.0), (0.707, 0.707), (2.0, 1.0), (1.0, -7.0)])
+@pytest.mark.parametrize(
+    "mscale,mscale_all", [(1.0, -1.0), (0.707, 0.707), (2.0, 1.0), (1.0, -7.0)]
+)
 def test_yarn_positive_mscale_combinations_keep_hf_value(mscale, mscale_all):
-    _, f = posenc.rope_frequencies(8, scaling={**YARN, "mscale": mscale, "mscale_all_dim": mscale_all})
+    _, f = posenc.rope_frequencies(
+        8, scaling={**YARN, "mscale": mscale, "mscale_all_dim": mscale_all}
+    )
     assert f == pytest.approx(_g(4.0, mscale) / _g(4.0, mscale_all), rel=1e-15)
     assert f > 0
 
 
-@pytest.mark.parametrize("betas", [{"beta_fast": 1e308}, {"beta_slow": 1e-300}, {"beta_fast": 1e308, "truncate": False}])
+@pytest.mark.parametrize(
+    "betas", [{"beta_fast": 1e308}, {"beta_slow": 1e-300}, {"beta_fast": 1e308, "truncate": False}]
+)
 def test_yarn_extreme_betas_give_finite_frequencies(betas):
     plain, _ = posenc.rope_frequencies(16)
     inv, f = posenc.rope_frequencies(16, scaling={**YARN, **betas})
@@ -94,7 +104,9 @@ def test_yarn_extreme_betas_give_finite_frequencies(betas):
 # --- 3. scaling keys: strings only, every bad value named by its key ---------------------------
 
 
-@pytest.mark.parametrize("scaling", [{"rope_type": "linear", "factor": 2.0, 1: 3}, {("a",): 1}, {None: 2.0}])
+@pytest.mark.parametrize(
+    "scaling", [{"rope_type": "linear", "factor": 2.0, 1: 3}, {("a",): 1}, {None: 2.0}]
+)
 def test_scaling_with_non_string_keys_is_a_type_error_naming_scaling(scaling):
     with pytest.raises(TypeError, match=r"^scaling must have string keys .*got "):
         posenc.rope_frequencies(8, scaling=scaling)
@@ -110,12 +122,27 @@ def test_rope_type_that_is_not_a_string_is_named(key, value):
 _VALID = {
     "linear": {"factor": 2.0},
     "dynamic": {"factor": 2.0, "original_max_position_embeddings": 64},
-    "yarn": {**YARN, "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
-             "truncate": True},
-    "llama3": {"factor": 8.0, "original_max_position_embeddings": 64, "low_freq_factor": 1.0,
-               "high_freq_factor": 4.0},
-    "longrope": {"short_factor": [1.0] * 4, "long_factor": [2.0] * 4,
-                 "original_max_position_embeddings": 64, "factor": 2.0, "attention_factor": 1.1},
+    "yarn": {
+        **YARN,
+        "beta_fast": 32.0,
+        "beta_slow": 1.0,
+        "mscale": 1.0,
+        "mscale_all_dim": 1.0,
+        "truncate": True,
+    },
+    "llama3": {
+        "factor": 8.0,
+        "original_max_position_embeddings": 64,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+    },
+    "longrope": {
+        "short_factor": [1.0] * 4,
+        "long_factor": [2.0] * 4,
+        "original_max_position_embeddings": 64,
+        "factor": 2.0,
+        "attention_factor": 1.1,
+    },
 }
 _KEY_CASES = [(t, k) for t, params in _VALID.items() for k in params if k != "rope_type"]
 
@@ -136,7 +163,10 @@ def test_the_valid_scalings_of_the_table_are_accepted():  # so the test above is
 
 def test_factor_list_error_says_what_came():
     bad = {**_VALID["longrope"], "rope_type": "longrope", "long_factor": [1.0, 2.0, -3.0, 1.0]}
-    with pytest.raises(ValueError, match=r"scaling\['long_factor'\] must hold finite numbers > 0, got -3(\.0)? at index 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"scaling\['long_factor'\] must hold finite numbers > 0, got -3(\.0)? at index 2",
+    ):
         posenc.rope_frequencies(8, scaling=bad, seq_len=100)
 
 
@@ -160,19 +190,31 @@ def test_empty_inputs_give_empty_outputs(shape, pairing, rotary_dim, grad):
         assert got_t.shape == shape
 
 
-@pytest.mark.parametrize("x", [np.zeros((2, 3, 4, 0)), torch.zeros(2, 4, 0), torch.zeros(4, 0, dtype=torch.float16)])
+@pytest.mark.parametrize(
+    "x", [np.zeros((2, 3, 4, 0)), torch.zeros(2, 4, 0), torch.zeros(4, 0, dtype=torch.float16)]
+)
 def test_zero_width_x_is_named_as_x(x):
-    with pytest.raises(ValueError, match=r"^x must have a non-empty feature axis .*got shape \((2, 3, 4|2, 4|4), 0\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^x must have a non-empty feature axis .*got shape \((2, 3, 4|2, 4|4), 0\)",
+    ):
         posenc.apply_rope(x, 4 if x.shape[-2] == 4 else 2)
 
 
 @pytest.mark.parametrize(
     "x",
     [
-        np.zeros((3, 8), np.int32), np.zeros((3, 8), np.uint8), np.zeros((3, 8), bool),
-        np.zeros((3, 8), np.complex64), torch.zeros(3, 8, dtype=torch.int64),
-        torch.zeros(3, 8, dtype=torch.bool), torch.zeros(3, 8, dtype=torch.complex64),
-        torch.zeros(3, 8, dtype=torch.uint8), [[1.0, 2.0], [3.0]], "abc", None,
+        np.zeros((3, 8), np.int32),
+        np.zeros((3, 8), np.uint8),
+        np.zeros((3, 8), bool),
+        np.zeros((3, 8), np.complex64),
+        torch.zeros(3, 8, dtype=torch.int64),
+        torch.zeros(3, 8, dtype=torch.bool),
+        torch.zeros(3, 8, dtype=torch.complex64),
+        torch.zeros(3, 8, dtype=torch.uint8),
+        [[1.0, 2.0], [3.0]],
+        "abc",
+        None,
     ],
     ids=lambda v: getattr(v, "dtype", type(v).__name__).__str__(),
 )
@@ -188,7 +230,9 @@ def test_strided_and_odd_offset_x_rotate_like_contiguous(pairing):
         got = posenc.apply_rope(x, 5, pairing=pairing)
         want = posenc.apply_rope(x.contiguous(), 5, pairing=pairing)
         torch.testing.assert_close(got, want, rtol=0, atol=1e-6)
-        np.testing.assert_allclose(got.numpy(), posenc.apply_rope(x.numpy(), 5, pairing=pairing), rtol=0, atol=1e-6)
+        np.testing.assert_allclose(
+            got.numpy(), posenc.apply_rope(x.numpy(), 5, pairing=pairing), rtol=0, atol=1e-6
+        )
 
 
 def test_reversed_numpy_positions_with_tensor_x():
@@ -205,10 +249,15 @@ def test_numpy_scalar_positions_are_one_position_not_a_count():
     one = posenc.apply_rope(x, np.array(7))  # a 0-d array: position 7 for every token
     np.testing.assert_array_equal(posenc.apply_rope(x, ids[1]), one)
     np.testing.assert_array_equal(posenc.apply_rope(x, np.int64(7)), one)
-    torch.testing.assert_close(posenc.apply_rope(torch.from_numpy(x), torch.tensor(7)), torch.from_numpy(one))
+    torch.testing.assert_close(
+        posenc.apply_rope(torch.from_numpy(x), torch.tensor(7)), torch.from_numpy(one)
+    )
     # while a Python int is the count 0 .. n-1
     np.testing.assert_array_equal(posenc.apply_rope(x, 4), posenc.apply_rope(x, np.arange(4)))
-    with pytest.raises(ValueError, match=r"positions as an int is a count and must equal x's seq axis \(4\), got 2\*\*50|got 1125899906842624"):
+    with pytest.raises(
+        ValueError,
+        match=r"positions as an int is a count and must equal x's seq axis \(4\), got 2\*\*50|got 1125899906842624",
+    ):
         posenc.apply_rope(x, 2**50)  # refused before allocating the count
 
 
@@ -231,19 +280,29 @@ def _t5_reference(rel: int, bidirectional: bool, num_buckets: int, max_distance:
 
 SIGNED = [-(2**63), -(2**63) + 1, -(2**62), -200, -9, -8, -1, 0, 1, 7, 8, 200, 2**40, 2**63 - 1]
 UNSIGNED = [0, 1, 8, 200, 2**63 - 1, 2**63, 2**63 + 2**40, 2**64 - 1]
-T5_SETTINGS = [(True, 32, 128.0), (False, 32, 128.0), (True, 1000, 1e30), (False, 1000, 1e30),
-               (True, 1000, math.nextafter(250.0, math.inf)),  # max_distance / e rounds to 1
-               (False, 64, math.nextafter(32.0, math.inf))]
+T5_SETTINGS = [
+    (True, 32, 128.0),
+    (False, 32, 128.0),
+    (True, 1000, 1e30),
+    (False, 1000, 1e30),
+    (True, 1000, math.nextafter(250.0, math.inf)),  # max_distance / e rounds to 1
+    (False, 64, math.nextafter(32.0, math.inf)),
+]
 
 
 @pytest.mark.parametrize("bidirectional,num_buckets,max_distance", T5_SETTINGS)
 def test_t5_bucket_is_exact_at_int64_and_uint64_extremes(bidirectional, num_buckets, max_distance):
     kw = {"bidirectional": bidirectional, "num_buckets": num_buckets, "max_distance": max_distance}
-    for values, np_dtype, t_dtype in ((SIGNED, np.int64, torch.int64), (UNSIGNED, np.uint64, torch.uint64)):
+    for values, np_dtype, t_dtype in (
+        (SIGNED, np.int64, torch.int64),
+        (UNSIGNED, np.uint64, torch.uint64),
+    ):
         want = np.array([_t5_reference(v, **kw) for v in values])
         assert want.min() >= 0 and want.max() < num_buckets
         got_np = posenc.t5_bucket(np.array(values, dtype=np_dtype), **kw)
-        got_t = posenc.t5_bucket(torch.tensor(np.array(values, dtype=np_dtype).view(np.int64)).view(t_dtype), **kw)
+        got_t = posenc.t5_bucket(
+            torch.tensor(np.array(values, dtype=np_dtype).view(np.int64)).view(t_dtype), **kw
+        )
         np.testing.assert_array_equal(got_np, want)
         np.testing.assert_array_equal(got_t.numpy(), want)
         assert got_np.dtype == np.int64 and got_t.dtype == torch.int64
@@ -255,7 +314,9 @@ def test_t5_bucket_small_dtypes_at_their_extremes(np_dtype):
     values = [info.min, info.min + 1, 0, 1, info.max - 1, info.max]
     want = posenc.t5_bucket(np.array(values, dtype=np.int64))
     np.testing.assert_array_equal(posenc.t5_bucket(np.array(values, dtype=np_dtype)), want)
-    np.testing.assert_array_equal(posenc.t5_bucket(torch.from_numpy(np.array(values, dtype=np_dtype))).numpy(), want)
+    np.testing.assert_array_equal(
+        posenc.t5_bucket(torch.from_numpy(np.array(values, dtype=np_dtype))).numpy(), want
+    )
 
 
 @pytest.mark.parametrize("rel", [2**64, -(2**63) - 1, [1, 10**30], [[-(10**20)]]])
@@ -275,37 +336,94 @@ def test_t5_bucket_huge_num_buckets_is_named():
 @pytest.mark.parametrize(
     "call,match",
     [
-        (lambda: posenc.alibi_bias(2, 2, 2, offset=10**30), r"^offset must keep the query positions"),
-        (lambda: posenc.alibi_bias(2, 2, 2, offset=-(10**30), like=torch.zeros(1)), r"^offset must keep"),
+        (
+            lambda: posenc.alibi_bias(2, 2, 2, offset=10**30),
+            r"^offset must keep the query positions",
+        ),
+        (
+            lambda: posenc.alibi_bias(2, 2, 2, offset=-(10**30), like=torch.zeros(1)),
+            r"^offset must keep",
+        ),
         (lambda: posenc.alibi_bias(3, 2, 2, offset=2**53 - 1), r"^offset must keep .*q_len=3"),
-        (lambda: posenc.alibi_bias(10**30, 2, 2), r"^q_len must be a non-negative integer <= 2\*\*53"),
+        (
+            lambda: posenc.alibi_bias(10**30, 2, 2),
+            r"^q_len must be a non-negative integer <= 2\*\*53",
+        ),
         (lambda: posenc.alibi_bias(2, 2**70, 2, like=torch.zeros(1)), r"^k_len must be"),
-        (lambda: posenc.alibi_bias(2**40, 2**40, 2), r"^alibi_bias would have n_heads \* q_len \* k_len"),
+        (
+            lambda: posenc.alibi_bias(2**40, 2**40, 2),
+            r"^alibi_bias would have n_heads \* q_len \* k_len",
+        ),
         (lambda: posenc.alibi_slopes(2**70), r"^n_heads must be a positive integer <= 2\*\*53"),
-        (lambda: compat.fairseq_make_positions(np.ones((2, 3), np.int64), 2**70), r"^padding_idx must keep"),
-        (lambda: compat.fairseq_make_positions(torch.ones(2, 3, dtype=torch.long), 2**70), r"^padding_idx"),
-        (lambda: compat.fairseq_make_positions(torch.ones(2, 3, dtype=torch.long), 2**63 - 3), r"^padding_idx"),
-        (lambda: compat.fairseq_make_positions(np.ones((2, 3), np.int64), -(2**63) - 1), r"^padding_idx"),
-        (lambda: compat.tensor2tensor_timing_signal_1d(3, 4, start_index=10**400), r"^start_index must keep"),
-        (lambda: compat.tensor2tensor_timing_signal_1d(10**30, 4), r"^length must be at most 2\*\*53"),
+        (
+            lambda: compat.fairseq_make_positions(np.ones((2, 3), np.int64), 2**70),
+            r"^padding_idx must keep",
+        ),
+        (
+            lambda: compat.fairseq_make_positions(torch.ones(2, 3, dtype=torch.long), 2**70),
+            r"^padding_idx",
+        ),
+        (
+            lambda: compat.fairseq_make_positions(torch.ones(2, 3, dtype=torch.long), 2**63 - 3),
+            r"^padding_idx",
+        ),
+        (
+            lambda: compat.fairseq_make_positions(np.ones((2, 3), np.int64), -(2**63) - 1),
+            r"^padding_idx",
+        ),
+        (
+            lambda: compat.tensor2tensor_timing_signal_1d(3, 4, start_index=10**400),
+            r"^start_index must keep",
+        ),
+        (
+            lambda: compat.tensor2tensor_timing_signal_1d(10**30, 4),
+            r"^length must be at most 2\*\*53",
+        ),
         (lambda: compat.tensor2tensor_timing_signal_1d(2**40, 2**40), r"^length \* channels = "),
-        (lambda: compat.fairseq_sinusoidal_embedding(10**30, 4), r"^num_embeddings must be at most"),
+        (
+            lambda: compat.fairseq_sinusoidal_embedding(10**30, 4),
+            r"^num_embeddings must be at most",
+        ),
         (lambda: compat.fairseq_sinusoidal_embedding(4, 2**70), r"^embedding_dim must be at most"),
         (lambda: compat.marian_sinusoidal_weight(10**30, 4), r"^n_pos must be at most"),
         (lambda: compat.marian_sinusoidal_weight(2**31, 2**31), r"^n_pos \* dim = "),
         (lambda: compat.mae_2d_sincos_pos_embed(8, 10**30), r"^grid_size must be at most"),
         (lambda: compat.mae_2d_sincos_pos_embed(2**70, 2), r"^embed_dim must be at most"),
         (lambda: compat.mae_2d_sincos_pos_embed(8, 2**30), r"^grid_size \*\* 2 \* embed_dim = "),
-        (lambda: posenc.rope_frequencies(2**70), r"^dim must be a positive even integer <= 2\*\*53"),
-        (lambda: posenc.rope_permutation(2**70), r"^dim must be a positive even integer <= 2\*\*53"),
-        (lambda: posenc.rope_frequencies(8, seq_len=10**400), r"^seq_len must be an integer <= 2\*\*53"),
-        (lambda: posenc.rope_frequencies(8, scaling={**YARN, "original_max_position_embeddings": 10**400}),
-         r"^scaling\['original_max_position_embeddings'\] must be an integer <= 2\*\*53"),
-        (lambda: posenc.rope_frequencies(8, scaling={"rope_type": "linear", "factor": 10**400}),
-         r"^scaling\['factor'\] must be a finite real number"),
-        (lambda: posenc.rope_frequencies(
-            4, scaling={"rope_type": "dynamic", "factor": 1e300, "original_max_position_embeddings": 1}, seq_len=2**53),
-         r"^seq_len = 9007199254740992 with scaling\['factor'\] = 1e\+300 .* overflow"),
+        (
+            lambda: posenc.rope_frequencies(2**70),
+            r"^dim must be a positive even integer <= 2\*\*53",
+        ),
+        (
+            lambda: posenc.rope_permutation(2**70),
+            r"^dim must be a positive even integer <= 2\*\*53",
+        ),
+        (
+            lambda: posenc.rope_frequencies(8, seq_len=10**400),
+            r"^seq_len must be an integer <= 2\*\*53",
+        ),
+        (
+            lambda: posenc.rope_frequencies(
+                8, scaling={**YARN, "original_max_position_embeddings": 10**400}
+            ),
+            r"^scaling\['original_max_position_embeddings'\] must be an integer <= 2\*\*53",
+        ),
+        (
+            lambda: posenc.rope_frequencies(8, scaling={"rope_type": "linear", "factor": 10**400}),
+            r"^scaling\['factor'\] must be a finite real number",
+        ),
+        (
+            lambda: posenc.rope_frequencies(
+                4,
+                scaling={
+                    "rope_type": "dynamic",
+                    "factor": 1e300,
+                    "original_max_position_embeddings": 1,
+                },
+                seq_len=2**53,
+            ),
+            r"^seq_len = 9007199254740992 with scaling\['factor'\] = 1e\+300 .* overflow",
+        ),
     ],
 )
 def test_huge_ints_are_a_value_error_naming_the_argument(call, match):
@@ -317,13 +435,18 @@ def test_the_largest_allowed_values_still_compute_right():
     # ALiBi: the last allowed query position, exact in float64
     bias = posenc.alibi_bias(1, 2, 1, offset=2**53)
     np.testing.assert_array_equal(bias, -0.00390625 * np.array([[[2.0**53, 2.0**53 - 1]]]))
-    np.testing.assert_array_equal(posenc.alibi_bias(1, 2, 1, offset=2**53, like=torch.zeros(1, dtype=torch.float64)).numpy(), bias)
+    np.testing.assert_array_equal(
+        posenc.alibi_bias(1, 2, 1, offset=2**53, like=torch.zeros(1, dtype=torch.float64)).numpy(),
+        bias,
+    )
     # fairseq: the last padding_idx whose positions fit in int64
     pad = 2**63 - 1 - 3
     tokens = np.array([[5, pad, 6], [7, 8, 9]])
     want = np.array([[pad + 1, pad, pad + 2], [pad + 1, pad + 2, pad + 3]])
     np.testing.assert_array_equal(compat.fairseq_make_positions(tokens, pad), want)
-    np.testing.assert_array_equal(compat.fairseq_make_positions(torch.from_numpy(tokens), pad).numpy(), want)
+    np.testing.assert_array_equal(
+        compat.fairseq_make_positions(torch.from_numpy(tokens), pad).numpy(), want
+    )
 
 
 @pytest.mark.parametrize("t_dtype", [torch.uint8, torch.int8, torch.int16, torch.uint16])
@@ -332,11 +455,18 @@ def test_fairseq_make_positions_pad_outside_the_dtype_matches_no_token(t_dtype, 
     # torch compares uint8 255 == -1 (it wraps the scalar); NumPy compares exact values
     tokens = np.array([[255, 127, 1, 0], [1, 1, 3, 255]])
     tokens = tokens.astype(np.int64) if t_dtype.is_signed else tokens
-    np_dtype = {torch.uint8: np.uint8, torch.int8: np.int8, torch.int16: np.int16, torch.uint16: np.uint16}[t_dtype]
+    np_dtype = {
+        torch.uint8: np.uint8,
+        torch.int8: np.int8,
+        torch.int16: np.int16,
+        torch.uint16: np.uint16,
+    }[t_dtype]
     arr = tokens.astype(np_dtype)  # int8: 255 wraps to -1, the same values in both libraries
     want = compat.fairseq_make_positions(arr.astype(np.int64), pad)
     np.testing.assert_array_equal(compat.fairseq_make_positions(arr, pad), want)
-    np.testing.assert_array_equal(compat.fairseq_make_positions(torch.from_numpy(arr), pad).numpy(), want)
+    np.testing.assert_array_equal(
+        compat.fairseq_make_positions(torch.from_numpy(arr), pad).numpy(), want
+    )
 
 
 # --- 7. torch.compile(fullgraph=True): no graph break, equal to eager ---------------------------
@@ -350,7 +480,10 @@ ROPE_CALLS = {
     "int": (lambda q, p: posenc.apply_rope(q, q.shape[-2]), None),
     "tensor": (lambda q, p: posenc.apply_rope(q, p), torch.arange(16)),
     "offset": (lambda q, p: posenc.apply_rope(q, p + 2**20, pairing="half"), torch.arange(16)),
-    "per-batch ids": (lambda q, p: posenc.apply_rope(q, p, pairing="half", rotary_dim=4), torch.randint(0, 9000, (2, 16))),
+    "per-batch ids": (
+        lambda q, p: posenc.apply_rope(q, p, pairing="half", rotary_dim=4),
+        torch.randint(0, 9000, (2, 16)),
+    ),
     "fractional": (lambda q, p: posenc.apply_rope(q, p * 0.25), torch.arange(16)),
     "yarn": (lambda q, p: posenc.apply_rope(q, p, scaling=YARN), torch.arange(100, 116)),
 }
@@ -374,7 +507,9 @@ def test_apply_rope_exports_and_equals_eager():
     program = torch.export.export(Rotate(), (torch.randn(2, 4, 16, 8), torch.arange(16)))
     q, pos = torch.randn(2, 4, 16, 8), torch.arange(16) + 2**20  # other values, same shapes
     want = posenc.apply_rope(q, pos, pairing="half")
-    torch.testing.assert_close(program.module()(q, pos), want, rtol=0, atol=1e-6 * float(q.abs().max()))
+    torch.testing.assert_close(
+        program.module()(q, pos), want, rtol=0, atol=1e-6 * float(q.abs().max())
+    )
 
 
 def test_apply_rope_compiled_once_follows_changing_lengths():
@@ -383,7 +518,9 @@ def test_apply_rope_compiled_once_follows_changing_lengths():
     compiled = _compiled(fn)
     for seq in (16, 24, 40):
         q, pos = torch.randn(1, 2, seq, 8), torch.arange(seq)
-        torch.testing.assert_close(compiled(q, pos), fn(q, pos), rtol=0, atol=1e-6 * float(q.abs().max()))
+        torch.testing.assert_close(
+            compiled(q, pos), fn(q, pos), rtol=0, atol=1e-6 * float(q.abs().max())
+        )
 
 
 def test_alibi_and_t5_compile_fullgraph_and_equal_eager():
@@ -438,9 +575,14 @@ CHUNK_CASES = [
 ]
 
 
-@pytest.mark.parametrize("shape,dtype,pairing,layout,rotary_dim,min_chunks", CHUNK_CASES,
-                         ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]}-{c[4]}" for c in CHUNK_CASES])
-def test_chunked_torch_rope_matches_reference(shape, dtype, pairing, layout, rotary_dim, min_chunks, monkeypatch):
+@pytest.mark.parametrize(
+    "shape,dtype,pairing,layout,rotary_dim,min_chunks",
+    CHUNK_CASES,
+    ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]}-{c[4]}" for c in CHUNK_CASES],
+)
+def test_chunked_torch_rope_matches_reference(
+    shape, dtype, pairing, layout, rotary_dim, min_chunks, monkeypatch
+):
     torch.manual_seed(0)
     if layout == "odd offset":
         x = _odd_offset(shape, dtype)
@@ -528,7 +670,9 @@ def test_float32_rope_bound_holds_at_the_edge_of_its_range(pairing, sign):
     for got in (
         posenc.apply_rope(x, pos, pairing=pairing),
         posenc.apply_rope(torch.from_numpy(x), torch.from_numpy(pos), pairing=pairing).numpy(),
-        posenc.apply_rope(x[:, PERM], pos[PERM], pairing=pairing)[:, np.argsort(PERM)],  # not in steps
+        posenc.apply_rope(x[:, PERM], pos[PERM], pairing=pairing)[
+            :, np.argsort(PERM)
+        ],  # not in steps
     ):
         assert float(np.abs(got - want).max()) <= 1e-6 * scale
 

@@ -64,8 +64,16 @@ def test_the_issue_example_numpy_and_tensor_agree():
     [
         (True, TypeError, r"positions must be an int or an array of real numbers, got True"),
         (np.bool_(True), TypeError, r"positions must hold real numbers, got ndarray of dtype bool"),
-        (2.0, TypeError, r"positions must be an int count or an array of positions, got 2\.0 \(float\)"),
-        (np.complex128(1j), TypeError, r"positions must hold real numbers, got ndarray of dtype complex128"),
+        (
+            2.0,
+            TypeError,
+            r"positions must be an int count or an array of positions, got 2\.0 \(float\)",
+        ),
+        (
+            np.complex128(1j),
+            TypeError,
+            r"positions must hold real numbers, got ndarray of dtype complex128",
+        ),
         (np.float64(np.nan), ValueError, r"positions must be finite"),
         (10**30, ValueError, r"positions as an int is a count of positions and must be <= 2\*\*53"),
         (2**53 + 1, ValueError, r"must be <= 2\*\*53 .*got 9007199254740993"),
@@ -257,6 +265,7 @@ EDGE = 2**31
 
 def _two_product(a, b):
     """``a * b == hi + lo`` exactly (Dekker, with Veltkamp splitting), elementwise float64."""
+
     def split(x):
         c = 134217729.0 * x  # 2**27 + 1
         high = c - (c - x)
@@ -319,7 +328,9 @@ def test_past_the_edge_float64_itself_cannot_keep_the_bound():
 
 @pytest.mark.parametrize("layout", ["interleaved", "concat"])
 def test_left_padding_rows_are_exact(backend, layout, device):
-    mask = np.array([[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1], [0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]])
+    mask = np.array(
+        [[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1], [0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]]
+    )
     ids = posenc.position_ids(mask, pad_value=1) + 1000  # row 0 in steps, rows 1-2 not
     assert not np.array_equal(ids[1], ids[1, 0] + np.arange(6))
     dt = np.float64 if backend == "numpy" else torch.float64
@@ -338,20 +349,29 @@ def test_left_padding_rows_are_exact(backend, layout, device):
 def test_unsigned_tensors_match_numpy(dt):
     values = np.array([0, 1, 5, 6, 7], dtype=dt)
     t = torch.from_numpy(values.astype(np.int64)).to(getattr(torch, dt))
-    np.testing.assert_array_equal(posenc.binary(t, 3, dtype=torch.float64).numpy(), posenc.binary(values, 3))
+    np.testing.assert_array_equal(
+        posenc.binary(t, 3, dtype=torch.float64).numpy(), posenc.binary(values, 3)
+    )
     np.testing.assert_array_equal(
         posenc.normalized(t, 8, dtype=torch.float64).numpy(), posenc.normalized(values, 8)
     )
-    with pytest.raises(ValueError, match=r"positions must be whole numbers in \[0, 2\*\*bits\) = \[0, 4\) .*got position 7"):
+    with pytest.raises(
+        ValueError,
+        match=r"positions must be whole numbers in \[0, 2\*\*bits\) = \[0, 4\) .*got position 7",
+    ):
         posenc.binary(t, 2)
-    with pytest.raises(ValueError, match=r"positions must lie in \[0, length - 1\] = \[0, 6\] .*got position 7"):
+    with pytest.raises(
+        ValueError, match=r"positions must lie in \[0, length - 1\] = \[0, 6\] .*got position 7"
+    ):
         posenc.normalized(t, 7)
 
 
 def test_uint64_past_2_to_63():
     values = np.array([2**64 - 1, 2**63, 5], dtype=np.uint64)
     t = torch.tensor(values.tolist(), dtype=torch.uint64)
-    np.testing.assert_array_equal(posenc.binary(t, 66, dtype=torch.float64).numpy(), posenc.binary(values, 66))
+    np.testing.assert_array_equal(
+        posenc.binary(t, 66, dtype=torch.float64).numpy(), posenc.binary(values, 66)
+    )
     with pytest.raises(ValueError, match=r"got position 18446744073709551615"):
         posenc.binary(t, 63)
     with pytest.raises(ValueError, match=r"got position 18446744073709551615"):
@@ -362,7 +382,9 @@ def test_uint64_past_2_to_63():
 
 
 def test_sincos_2d_torch_dtype_points_to_like():
-    with pytest.raises(TypeError, match=r"dtype must be a NumPy floating dtype .*pass like=") as info:
+    with pytest.raises(
+        TypeError, match=r"dtype must be a NumPy floating dtype .*pass like="
+    ) as info:
         posenc.sincos_2d(2, 2, 8, dtype=torch.float32)
     assert "positions" not in str(info.value)
 
@@ -373,7 +395,10 @@ def test_sincos_2d_torch_dtype_points_to_like():
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_pad_value_default_warns_when_it_matters(backend):
     padded = make(backend, [[0, 1, 1], [1, 1, 1]])
-    with pytest.warns(DeprecationWarning, match=r"the default pad_value changes from 1 to 0 in posenc 0\.3; pass pad_value explicitly") as record:
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"the default pad_value changes from 1 to 0 in posenc 0\.3; pass pad_value explicitly",
+    ) as record:
         ids = posenc.position_ids(padded)
     assert record[0].filename == __file__  # stacklevel: the warning points at the caller
     np.testing.assert_array_equal(to_numpy(ids), [[1, 0, 1], [0, 1, 2]])  # still 1 for now

@@ -30,7 +30,16 @@ from posenc.torch.learned import PositionOutOfRangeError
 values = pytest.mark.values
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-INTS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint16, torch.uint32, torch.uint64)
+INTS = (
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.uint16,
+    torch.uint32,
+    torch.uint64,
+)
 
 
 def _randn(*shape, dtype=torch.float32, seed=0):
@@ -81,10 +90,22 @@ def test_rope_uint64_past_2_63_is_a_position_not_a_wrapped_index():
 @pytest.mark.parametrize(
     "positions,exc,match",
     [
-        (torch.ones(3, dtype=torch.bool, device="cpu"), TypeError, r"positions must hold real numbers, got Tensor of dtype torch.bool"),
-        (torch.ones(3, dtype=torch.complex64, device="cpu"), TypeError, r"positions must hold real numbers, got Tensor of dtype torch.complex64"),
+        (
+            torch.ones(3, dtype=torch.bool, device="cpu"),
+            TypeError,
+            r"positions must hold real numbers, got Tensor of dtype torch.bool",
+        ),
+        (
+            torch.ones(3, dtype=torch.complex64, device="cpu"),
+            TypeError,
+            r"positions must hold real numbers, got Tensor of dtype torch.complex64",
+        ),
         (np.ones(3, dtype=bool), TypeError, r"positions must hold real numbers"),
-        (torch.tensor([0.0, float("inf"), 1.0], device="cpu"), ValueError, r"positions must be finite"),
+        (
+            torch.tensor([0.0, float("inf"), 1.0], device="cpu"),
+            ValueError,
+            r"positions must be finite",
+        ),
     ],
 )
 def test_rope_refuses_bool_and_complex_positions_like_apply_rope(positions, exc, match):
@@ -102,7 +123,9 @@ def test_rope_float_positions_are_fractional_positions():
     rope = RotaryEmbedding(8, max_len=16)
     q = _randn(1, 4, 8)
     pos = torch.tensor([0.5, 1.0, 2.25, 100.75])
-    torch.testing.assert_close(rope(q, q, positions=pos)[0], posenc.apply_rope(q, pos), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        rope(q, q, positions=pos)[0], posenc.apply_rope(q, pos), atol=1e-6, rtol=0
+    )
 
 
 @values
@@ -110,7 +133,9 @@ def test_rope_float_positions_are_fractional_positions():
 def test_learned_embed_takes_every_integer_dtype(int_dtype):
     module = LearnedPositionalEmbedding(16, 4, padding_idx=1)
     pos = torch.tensor([0, 3, 15])
-    torch.testing.assert_close(module.embed(pos.to(int_dtype)), module.weight[pos + 2], atol=0, rtol=0)
+    torch.testing.assert_close(
+        module.embed(pos.to(int_dtype)), module.weight[pos + 2], atol=0, rtol=0
+    )
     with pytest.raises(PositionOutOfRangeError, match="position 16 is past the table"):
         module.embed(torch.tensor([2, 16]).to(int_dtype))
     if int_dtype == torch.uint64:  # 2**63 + 1 must not wrap to a negative (padding) row
@@ -121,12 +146,23 @@ def test_learned_embed_takes_every_integer_dtype(int_dtype):
 # --- 2. meta-device initialisation -------------------------------------------------------------
 
 MODULES = {
-    "sinusoidal": (lambda: SinusoidalPositionalEncoding(16, max_len=32, layout="concat"), lambda m: torch.cat([m(_randn(2, 20, 16)), m(_randn(2, 20, 16), offset=20)], dim=1)),
+    "sinusoidal": (
+        lambda: SinusoidalPositionalEncoding(16, max_len=32, layout="concat"),
+        lambda m: torch.cat([m(_randn(2, 20, 16)), m(_randn(2, 20, 16), offset=20)], dim=1),
+    ),
     "rope": (
-        lambda: RotaryEmbedding(16, max_len=32, rotary_dim=8, scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8}),
+        lambda: RotaryEmbedding(
+            16,
+            max_len=32,
+            rotary_dim=8,
+            scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8},
+        ),
         lambda m: torch.cat(m(_randn(2, 3, 20, 16), _randn(2, 1, 20, 16, seed=1), offset=5), dim=1),
     ),
-    "learned": (lambda: LearnedPositionalEmbedding(32, 16, padding_idx=1), lambda m: m(_randn(2, 20, 16), offset=4)),
+    "learned": (
+        lambda: LearnedPositionalEmbedding(32, 16, padding_idx=1),
+        lambda m: m(_randn(2, 20, 16), offset=4),
+    ),
     "t5": (lambda: T5RelativeBias(4, num_buckets=16, max_distance=20), lambda m: m(5, 9, offset=3)),
 }
 
@@ -166,7 +202,9 @@ def test_reset_parameters_repairs_overwritten_buffers_in_place(name):
         b.fill_(1e20)  # what uninitialised memory may hold
     assert not torch.allclose(run(module), want)
     module.reset_parameters()
-    assert all(a is b for a, b in zip(module.buffers(), buffers, strict=True))  # in place: same tensors
+    assert all(
+        a is b for a, b in zip(module.buffers(), buffers, strict=True)
+    )  # in place: same tensors
     assert torch.equal(run(module), want)
 
 
@@ -195,7 +233,9 @@ def test_rope_float64_module_rotates_in_float64(convert):
         torch.testing.assert_close(got, posenc.apply_rope(q, pos), atol=1e-14, rtol=0)
     # and it still serves float32 input at float32 precision
     q32 = q.float()
-    torch.testing.assert_close(rope(q32, q32, offset=200)[0], posenc.apply_rope(q32, pos), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        rope(q32, q32, offset=200)[0], posenc.apply_rope(q32, pos), atol=1e-6, rtol=0
+    )
 
 
 @values
@@ -205,9 +245,15 @@ def test_rope_float32_cache_never_serves_float64_input():
     assert rope.cos_cached.dtype == torch.float32
     q = _randn(2, 8, 16, dtype=torch.float64)
     pos = torch.arange(200, 208)
-    for got in (rope(q, q, offset=200)[0], rope(q, q, positions=pos)[0], rope.cos_sin(q, offset=200)[0]):
+    for got in (
+        rope(q, q, offset=200)[0],
+        rope(q, q, positions=pos)[0],
+        rope.cos_sin(q, offset=200)[0],
+    ):
         assert got.dtype == torch.float64
-    torch.testing.assert_close(rope(q, q, offset=200)[0], posenc.apply_rope(q, pos), atol=1e-14, rtol=0)
+    torch.testing.assert_close(
+        rope(q, q, offset=200)[0], posenc.apply_rope(q, pos), atol=1e-14, rtol=0
+    )
 
 
 @values
@@ -242,7 +288,9 @@ def test_modules_built_under_default_bfloat16_keep_float32_precision():
     assert pe.table.dtype == torch.bfloat16  # follows the default dtype, like a parameter
     q = _randn(2, 8, 16)
     pos = torch.arange(200, 208)
-    torch.testing.assert_close(rope(q, q, offset=200)[0], posenc.apply_rope(q, pos), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        rope(q, q, offset=200)[0], posenc.apply_rope(q, pos), atol=1e-6, rtol=0
+    )
     # float32 x with the bfloat16 table: the encodings come at float32 precision
     x = _randn(2, 8, 16, seed=3)
     torch.testing.assert_close(pe(x, offset=200), x + posenc.sinusoidal(pos, 16), atol=1e-6, rtol=0)
@@ -261,7 +309,12 @@ def test_sinusoidal_double_is_a_float64_table(convert):
     assert pe.table.dtype == torch.float64
     torch.testing.assert_close(pe.table, want, atol=1e-14, rtol=0)  # not a widened float32 table
     x = _randn(1, 8, 16, dtype=torch.float64)
-    torch.testing.assert_close(pe(x, offset=50), x + posenc.sinusoidal(torch.arange(50, 58), 16, dtype=torch.float64), atol=1e-14, rtol=0)
+    torch.testing.assert_close(
+        pe(x, offset=50),
+        x + posenc.sinusoidal(torch.arange(50, 58), 16, dtype=torch.float64),
+        atol=1e-14,
+        rtol=0,
+    )
     # a float32 table never serves float64 input either
     pe32 = pe.float()
     assert pe32.table.dtype == torch.float32
@@ -341,8 +394,16 @@ BAD_X = {
     "uint8": (torch.zeros(1, 3, 8, dtype=torch.uint8), TypeError, r"dtype torch.uint8"),
     "bool": (torch.zeros(1, 3, 8, dtype=torch.bool), TypeError, r"dtype torch.bool"),
     "complex": (torch.zeros(1, 3, 8, dtype=torch.complex64), TypeError, r"dtype torch.complex64"),
-    "float8": (torch.zeros(1, 3, 8).to(torch.float8_e4m3fn), TypeError, r"dtype torch.float8_e4m3fn"),
-    "numpy": (np.zeros((1, 3, 8), dtype=np.float32), TypeError, r"got ndarray of dtype float32.*torch.from_numpy"),
+    "float8": (
+        torch.zeros(1, 3, 8).to(torch.float8_e4m3fn),
+        TypeError,
+        r"dtype torch.float8_e4m3fn",
+    ),
+    "numpy": (
+        np.zeros((1, 3, 8), dtype=np.float32),
+        TypeError,
+        r"got ndarray of dtype float32.*torch.from_numpy",
+    ),
     "list": ([[0.0] * 8] * 3, TypeError, r"got \[\[0.0"),
     "none": (None, TypeError, r"got None"),
 }
@@ -350,7 +411,10 @@ BAD_X = {
 
 def _forwards():
     with torch.device("cpu"):
-        sin, learned = SinusoidalPositionalEncoding(8, max_len=16), LearnedPositionalEmbedding(16, 8)
+        sin, learned = (
+            SinusoidalPositionalEncoding(8, max_len=16),
+            LearnedPositionalEmbedding(16, 8),
+        )
         rope = RotaryEmbedding(8, max_len=16)
     ok = torch.zeros(1, 3, 8, device="cpu")
     return {
@@ -396,14 +460,20 @@ def _layouts(shape, dtype):
         "odd storage offset x[..., 1:d+1]": wide[..., 1 : dim + 1],
         "every other x[..., ::2]": wide[..., 1::2][..., :dim],
         "expanded": _randn(seq, dim, dtype=dtype, seed=8).expand(shape),
-        "transposed (b, s, h, d) -> (b, h, s, d)": _randn(shape[0], seq, shape[1], dim, dtype=dtype, seed=9).transpose(1, 2),
-        "odd offset, contiguous": _randn(int(np.prod(shape)) + 1, dtype=dtype, seed=10)[1:].view(shape),
+        "transposed (b, s, h, d) -> (b, h, s, d)": _randn(
+            shape[0], seq, shape[1], dim, dtype=dtype, seed=9
+        ).transpose(1, 2),
+        "odd offset, contiguous": _randn(int(np.prod(shape)) + 1, dtype=dtype, seed=10)[1:].view(
+            shape
+        ),
     }
 
 
 @values
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16], ids=str)
-@pytest.mark.parametrize("pairing,rotary_dim", [("interleaved", None), ("half", None), ("interleaved", 8)])
+@pytest.mark.parametrize(
+    "pairing,rotary_dim", [("interleaved", None), ("half", None), ("interleaved", 8)]
+)
 @pytest.mark.parametrize("kind", list(_layouts((2, 3, 5, 16), torch.float32)))
 def test_rope_any_layout_equals_the_contiguous_result(kind, pairing, rotary_dim, dtype):
     with torch.device("cpu"):
@@ -426,7 +496,11 @@ def test_empty_inputs_work(shape, pairing):
         rope = RotaryEmbedding(16, max_len=8, pairing=pairing)
         pe, learned = SinusoidalPositionalEncoding(16, max_len=8), LearnedPositionalEmbedding(8, 16)
     x = torch.zeros(shape, device="cpu")
-    for kw in ({}, {"offset": 20}, {"positions": torch.zeros(shape[:-1], dtype=torch.uint8, device="cpu")}):
+    for kw in (
+        {},
+        {"offset": 20},
+        {"positions": torch.zeros(shape[:-1], dtype=torch.uint8, device="cpu")},
+    ):
         q_rot, k_rot = rope(x, x, **kw)
         assert q_rot.shape == k_rot.shape == shape
     assert pe(x, offset=100).shape == shape
@@ -445,37 +519,173 @@ def _cpu(build):
 @pytest.mark.parametrize(
     "call,exc,match",
     [
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(-1), ValueError, r"seq_len must be a non-negative integer, got -1"),
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(2.5), TypeError, r"seq_len must be a non-negative integer, got 2\.5"),
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(True), TypeError, r"seq_len must be a non-negative integer, got True"),
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings("3"), TypeError, r"seq_len must be a non-negative integer"),
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(3, offset=2.0), TypeError, r"offset must be an integer, got 2\.0"),
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(3, offset=2**63 - 2), ValueError, r"offset must keep the positions .* within int64"),
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(3, dtype=torch.int32), TypeError, r"dtype must be a floating torch.dtype"),
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16))(torch.zeros(1, 3, 8, device="cpu"), offset=-(2**63) - 1), ValueError, r"offset must keep the positions"),
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, dropout=float("nan"))), ValueError, r"dropout must be a probability in \[0, 1\), got nan"),
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, dropout="0.1")), TypeError, r"dropout must be a probability in \[0, 1\), got '0.1'"),
-        (lambda: _cpu(lambda: RotaryEmbedding(8, max_len=16))(torch.zeros(1, 3, 8, device="cpu"), torch.zeros(1, 3, 8, device="cpu"), offset=10**30), ValueError, r"offset must keep the positions .* got offset=10{30}"),
-        (lambda: _cpu(lambda: RotaryEmbedding(8, max_len=16))(torch.zeros(1, 3, 8, device="cpu"), torch.zeros(1, 3, 8, device="cpu"), offset=None), TypeError, r"offset must be an integer, got None"),
-        (lambda: _cpu(lambda: RotaryEmbedding(8, max_len=16)).cos_sin(torch.zeros(1, 3, 8, device="cpu"), offset=torch.tensor(2)), TypeError, r"offset must be an integer, got Tensor"),
-        (lambda: _cpu(lambda: LearnedPositionalEmbedding(16, 8))(torch.zeros(1, 3, 8, device="cpu"), offset=2**70), ValueError, r"offset must keep the positions"),
-        (lambda: _cpu(lambda: LearnedPositionalEmbedding(16, 8))(torch.zeros(1, 3, 8, device="cpu"), offset=14), PositionOutOfRangeError, r"position 16 \(offset=14, seq=3\) is past the table"),
-        (lambda: _cpu(lambda: T5RelativeBias(2))(3, 4, offset=2**63), ValueError, r"offset must keep every key - query distance within int64"),
-        (lambda: _cpu(lambda: T5RelativeBias(2))(3, 4, offset=-(2**63) + 2), ValueError, r"offset must keep every key - query distance"),
-        (lambda: _cpu(lambda: T5RelativeBias(2))(-1, 4), ValueError, r"q_len must be a non-negative integer, got -1"),
-        (lambda: _cpu(lambda: T5RelativeBias(2)).buckets(2, 2.5), TypeError, r"k_len must be a non-negative integer, got 2\.5"),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(-1),
+            ValueError,
+            r"seq_len must be a non-negative integer, got -1",
+        ),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(2.5),
+            TypeError,
+            r"seq_len must be a non-negative integer, got 2\.5",
+        ),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(True),
+            TypeError,
+            r"seq_len must be a non-negative integer, got True",
+        ),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings("3"),
+            TypeError,
+            r"seq_len must be a non-negative integer",
+        ),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(
+                3, offset=2.0
+            ),
+            TypeError,
+            r"offset must be an integer, got 2\.0",
+        ),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(
+                3, offset=2**63 - 2
+            ),
+            ValueError,
+            r"offset must keep the positions .* within int64",
+        ),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(
+                3, dtype=torch.int32
+            ),
+            TypeError,
+            r"dtype must be a floating torch.dtype",
+        ),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16))(
+                torch.zeros(1, 3, 8, device="cpu"), offset=-(2**63) - 1
+            ),
+            ValueError,
+            r"offset must keep the positions",
+        ),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, dropout=float("nan"))),
+            ValueError,
+            r"dropout must be a probability in \[0, 1\), got nan",
+        ),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, dropout="0.1")),
+            TypeError,
+            r"dropout must be a probability in \[0, 1\), got '0.1'",
+        ),
+        (
+            lambda: _cpu(lambda: RotaryEmbedding(8, max_len=16))(
+                torch.zeros(1, 3, 8, device="cpu"),
+                torch.zeros(1, 3, 8, device="cpu"),
+                offset=10**30,
+            ),
+            ValueError,
+            r"offset must keep the positions .* got offset=10{30}",
+        ),
+        (
+            lambda: _cpu(lambda: RotaryEmbedding(8, max_len=16))(
+                torch.zeros(1, 3, 8, device="cpu"), torch.zeros(1, 3, 8, device="cpu"), offset=None
+            ),
+            TypeError,
+            r"offset must be an integer, got None",
+        ),
+        (
+            lambda: _cpu(lambda: RotaryEmbedding(8, max_len=16)).cos_sin(
+                torch.zeros(1, 3, 8, device="cpu"), offset=torch.tensor(2)
+            ),
+            TypeError,
+            r"offset must be an integer, got Tensor",
+        ),
+        (
+            lambda: _cpu(lambda: LearnedPositionalEmbedding(16, 8))(
+                torch.zeros(1, 3, 8, device="cpu"), offset=2**70
+            ),
+            ValueError,
+            r"offset must keep the positions",
+        ),
+        (
+            lambda: _cpu(lambda: LearnedPositionalEmbedding(16, 8))(
+                torch.zeros(1, 3, 8, device="cpu"), offset=14
+            ),
+            PositionOutOfRangeError,
+            r"position 16 \(offset=14, seq=3\) is past the table",
+        ),
+        (
+            lambda: _cpu(lambda: T5RelativeBias(2))(3, 4, offset=2**63),
+            ValueError,
+            r"offset must keep every key - query distance within int64",
+        ),
+        (
+            lambda: _cpu(lambda: T5RelativeBias(2))(3, 4, offset=-(2**63) + 2),
+            ValueError,
+            r"offset must keep every key - query distance",
+        ),
+        (
+            lambda: _cpu(lambda: T5RelativeBias(2))(-1, 4),
+            ValueError,
+            r"q_len must be a non-negative integer, got -1",
+        ),
+        (
+            lambda: _cpu(lambda: T5RelativeBias(2)).buckets(2, 2.5),
+            TypeError,
+            r"k_len must be a non-negative integer, got 2\.5",
+        ),
         # sizes no device holds: refused naming the sizes, not a NumPy/torch size or overflow error
-        (lambda: SinusoidalPositionalEncoding(10**30), ValueError, r"the table of max_len x dim = 2048 x 10{30} entries is more than 2\*\*48"),
-        (lambda: SinusoidalPositionalEncoding(8, max_len=2**63), ValueError, r"max_len x dim = 9223372036854775808 x 8"),
-        (lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(10**30), ValueError, r"the encodings of seq_len x dim"),
-        (lambda: RotaryEmbedding(8, max_len=10**30), ValueError, r"the cache of max_len x dim // 2 = 10{30} x 4"),
-        (lambda: RotaryEmbedding(8, max_len=2**60, rotary_dim=4), ValueError, r"max_len x rotary_dim // 2 = 1152921504606846976 x 2"),
+        (
+            lambda: SinusoidalPositionalEncoding(10**30),
+            ValueError,
+            r"the table of max_len x dim = 2048 x 10{30} entries is more than 2\*\*48",
+        ),
+        (
+            lambda: SinusoidalPositionalEncoding(8, max_len=2**63),
+            ValueError,
+            r"max_len x dim = 9223372036854775808 x 8",
+        ),
+        (
+            lambda: _cpu(lambda: SinusoidalPositionalEncoding(8, max_len=16)).encodings(10**30),
+            ValueError,
+            r"the encodings of seq_len x dim",
+        ),
+        (
+            lambda: RotaryEmbedding(8, max_len=10**30),
+            ValueError,
+            r"the cache of max_len x dim // 2 = 10{30} x 4",
+        ),
+        (
+            lambda: RotaryEmbedding(8, max_len=2**60, rotary_dim=4),
+            ValueError,
+            r"max_len x rotary_dim // 2 = 1152921504606846976 x 2",
+        ),
         (lambda: LearnedPositionalEmbedding(2**63, 8), ValueError, r"the table of max_len x dim"),
-        (lambda: LearnedPositionalEmbedding(8, 8, padding_idx=10**30), ValueError, r"max_len \+ padding_idx \+ 1 rows x dim"),
-        (lambda: T5RelativeBias(2**63), ValueError, r"num_buckets x num_heads = 32 x 9223372036854775808"),
+        (
+            lambda: LearnedPositionalEmbedding(8, 8, padding_idx=10**30),
+            ValueError,
+            r"max_len \+ padding_idx \+ 1 rows x dim",
+        ),
+        (
+            lambda: T5RelativeBias(2**63),
+            ValueError,
+            r"num_buckets x num_heads = 32 x 9223372036854775808",
+        ),
         # devices
-        (lambda: _cpu(lambda: LearnedPositionalEmbedding(8, 4))(torch.zeros(1, 2, 4, device="meta")), ValueError, r"x is on meta but the module's table is on cpu"),
-        (lambda: _cpu(lambda: LearnedPositionalEmbedding(8, 4)).embed(torch.zeros(2, dtype=torch.long, device="meta")), ValueError, r"positions is on the meta device \(no values\)"),
+        (
+            lambda: _cpu(lambda: LearnedPositionalEmbedding(8, 4))(
+                torch.zeros(1, 2, 4, device="meta")
+            ),
+            ValueError,
+            r"x is on meta but the module's table is on cpu",
+        ),
+        (
+            lambda: _cpu(lambda: LearnedPositionalEmbedding(8, 4)).embed(
+                torch.zeros(2, dtype=torch.long, device="meta")
+            ),
+            ValueError,
+            r"positions is on the meta device \(no values\)",
+        ),
     ],
 )
 def test_lengths_and_offsets_are_checked_naming_the_argument(call, exc, match):
@@ -489,7 +699,12 @@ def test_rope_numpy_positions_with_negative_strides():
         rope = RotaryEmbedding(8, max_len=16)
     q = _randn(2, 4, 8)
     ids = np.arange(4)[::-1]  # a reversed view: torch.as_tensor refuses negative strides
-    torch.testing.assert_close(rope(q, q, positions=ids)[0], posenc.apply_rope(q, torch.tensor([3, 2, 1, 0])), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        rope(q, q, positions=ids)[0],
+        posenc.apply_rope(q, torch.tensor([3, 2, 1, 0])),
+        atol=1e-6,
+        rtol=0,
+    )
 
 
 @values

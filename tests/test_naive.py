@@ -17,7 +17,9 @@ from conftest import make, to_numpy
 values = pytest.mark.values
 
 int_positions = st.lists(st.integers(-5000, 5000), min_size=1, max_size=12)
-float_positions = st.lists(st.floats(-1e4, 1e4, allow_nan=False, allow_infinity=False), min_size=1, max_size=12)
+float_positions = st.lists(
+    st.floats(-1e4, 1e4, allow_nan=False, allow_infinity=False), min_size=1, max_size=12
+)
 any_positions = st.one_of(int_positions, float_positions)
 
 
@@ -68,7 +70,9 @@ def test_normalized_matches_oracle(length, fractions, whole, backend, device):
     pos = make(backend, positions, device)
     got = posenc.normalized(pos, length, dtype=np.float64 if backend == "numpy" else torch.float64)
     assert tuple(got.shape) == (len(positions), 1)
-    np.testing.assert_allclose(to_numpy(got), np.array(oracle.normalized(positions, length)), rtol=1e-15, atol=0)
+    np.testing.assert_allclose(
+        to_numpy(got), np.array(oracle.normalized(positions, length)), rtol=1e-15, atol=0
+    )
 
 
 @values
@@ -76,7 +80,9 @@ def test_normalized_ends_and_length_one(backend, device):
     got = to_numpy(posenc.normalized(make(backend, [0, 3, 6], device), 7))
     np.testing.assert_array_equal(got[:, 0], [0.0, 0.5, 1.0])
     np.testing.assert_array_equal(posenc.normalized(1, 1), [[0.0]])
-    np.testing.assert_array_equal(to_numpy(posenc.normalized(make(backend, [0], device), 1)), [[0.0]])
+    np.testing.assert_array_equal(
+        to_numpy(posenc.normalized(make(backend, [0], device), 1)), [[0.0]]
+    )
 
 
 @values
@@ -92,7 +98,12 @@ def test_normalized_depends_on_length():
 
 @values
 @settings(max_examples=60, deadline=None)
-@given(data=st.data(), bits=st.integers(1, 62), backend=st.sampled_from(["numpy", "torch"]), as_float=st.booleans())
+@given(
+    data=st.data(),
+    bits=st.integers(1, 62),
+    backend=st.sampled_from(["numpy", "torch"]),
+    as_float=st.booleans(),
+)
 def test_binary_matches_oracle(data, bits, backend, as_float, device):
     high = 2**bits - 1 if not as_float else min(2**bits - 1, 2**53)
     positions = data.draw(st.lists(st.integers(0, high), min_size=1, max_size=10))
@@ -118,8 +129,12 @@ def test_binary_wide_codes(bits):
     big = np.array([2**63 + 3], dtype=np.uint64)
     np.testing.assert_array_equal(posenc.binary(big, 70)[0], oracle.binary([2**63 + 3], 70)[0])
     huge = 2.0**100 + 2.0**60
-    np.testing.assert_array_equal(posenc.binary(np.array([huge]), 130)[0], oracle.binary([int(huge)], 130)[0])
-    t = posenc.binary(torch.tensor([huge], dtype=torch.float64, device="cpu"), 130, dtype=torch.float64)
+    np.testing.assert_array_equal(
+        posenc.binary(np.array([huge]), 130)[0], oracle.binary([int(huge)], 130)[0]
+    )
+    t = posenc.binary(
+        torch.tensor([huge], dtype=torch.float64, device="cpu"), 130, dtype=torch.float64
+    )
     np.testing.assert_array_equal(t[0].numpy(), oracle.binary([int(huge)], 130)[0])
 
 
@@ -146,7 +161,9 @@ def test_periodic_matches_oracle(positions, dim, backend, device):
     pos = make(backend, positions, device)
     got = posenc.periodic(pos, dim, dtype=np.float64 if backend == "numpy" else torch.float64)
     assert tuple(got.shape) == (len(positions), dim)
-    np.testing.assert_allclose(to_numpy(got), np.array(oracle.periodic(positions, dim)), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        to_numpy(got), np.array(oracle.periodic(positions, dim)), rtol=0, atol=1e-12
+    )
 
 
 @values
@@ -166,7 +183,9 @@ def test_periodic_collides_after_the_longest_period(backend, device):
     dim = 5
     pe = to_numpy(posenc.periodic(make(backend, [3, 3 + 2 ** (dim + 1)], device), dim))
     np.testing.assert_allclose(pe[0], pe[1], atol=1e-6)
-    assert not np.allclose(pe[0], to_numpy(posenc.periodic(make(backend, [3 + 2**dim], device), dim))[0])
+    assert not np.allclose(
+        pe[0], to_numpy(posenc.periodic(make(backend, [3 + 2**dim], device), dim))[0]
+    )
 
 
 @values
@@ -201,7 +220,11 @@ def test_shape_dtype_and_device(fn, shape, device):
 
 @pytest.mark.parametrize("fn", ["integer", "binary", "periodic"])
 def test_empty_positions(fn):
-    call = {"integer": posenc.integer, "binary": lambda p: posenc.binary(p, 3), "periodic": lambda p: posenc.periodic(p, 3)}[fn]
+    call = {
+        "integer": posenc.integer,
+        "binary": lambda p: posenc.binary(p, 3),
+        "periodic": lambda p: posenc.periodic(p, 3),
+    }[fn]
     assert call(0).shape[0] == 0
     assert posenc.normalized(np.zeros((0, 2)), 4).shape == (0, 2, 1)
 
@@ -212,7 +235,12 @@ def test_empty_positions(fn):
 @pytest.mark.parametrize(
     "positions,length,exc,match",
     [
-        (np.array([5]), 5, ValueError, r"positions must lie in \[0, length - 1\] = \[0, 4\] for length=5, got position 5"),
+        (
+            np.array([5]),
+            5,
+            ValueError,
+            r"positions must lie in \[0, length - 1\] = \[0, 4\] for length=5, got position 5",
+        ),
         (np.array([-1, 2]), 5, ValueError, r"for length=5, got position -1"),
         (np.array([0.0, 4.5]), 5, ValueError, r"got position 4.5"),
         (torch.tensor([0, 9], device="cpu"), 5, ValueError, r"length=5, got position 9"),
@@ -234,12 +262,32 @@ def test_normalized_bad_input(positions, length, exc, match):
 @pytest.mark.parametrize(
     "positions,bits,exc,match",
     [
-        (np.array([16]), 4, ValueError, r"positions must be whole numbers in \[0, 2\*\*bits\) = \[0, 16\) for bits=4, got position 16"),
+        (
+            np.array([16]),
+            4,
+            ValueError,
+            r"positions must be whole numbers in \[0, 2\*\*bits\) = \[0, 16\) for bits=4, got position 16",
+        ),
         (np.array([-1]), 4, ValueError, r"for bits=4, got position -1"),
-        (np.array([1.5]), 4, ValueError, r"positions must be whole numbers for a binary code, got position 1.5"),
-        (torch.tensor([2.25], device="cpu"), 4, ValueError, r"whole numbers for a binary code, got position 2.25"),
+        (
+            np.array([1.5]),
+            4,
+            ValueError,
+            r"positions must be whole numbers for a binary code, got position 1.5",
+        ),
+        (
+            torch.tensor([2.25], device="cpu"),
+            4,
+            ValueError,
+            r"whole numbers for a binary code, got position 2.25",
+        ),
         (torch.tensor([8], device="cpu"), 3, ValueError, r"\[0, 8\) for bits=3, got position 8"),
-        (np.array([2**70], dtype=np.float64), 65, ValueError, r"in \[0, 2\*\*bits\) for bits=65, got position"),
+        (
+            np.array([2**70], dtype=np.float64),
+            65,
+            ValueError,
+            r"in \[0, 2\*\*bits\) for bits=65, got position",
+        ),
         (4, 0, ValueError, r"bits must be a positive integer, got 0"),
         (4, -2, ValueError, r"bits must be a positive integer, got -2"),
         (4, 3.0, TypeError, r"bits must be a positive integer, got 3\.0 \(float\)"),
@@ -273,14 +321,34 @@ def test_periodic_bad_dim(dim, exc, match):
 @pytest.mark.parametrize(
     "positions,dtype,exc,match",
     [
-        (-2, None, ValueError, r"positions as an int is a count of positions and must be >= 0, got -2"),
+        (
+            -2,
+            None,
+            ValueError,
+            r"positions as an int is a count of positions and must be >= 0, got -2",
+        ),
         (True, None, TypeError, r"positions must be an int or an array of real numbers, got True"),
         (np.array([0.0, np.nan]), None, ValueError, r"positions must be finite"),
         (np.array(["a"]), None, TypeError, r"positions must hold real numbers"),
-        (torch.tensor([True], device="cpu"), None, TypeError, r"positions must hold real numbers, got Tensor of dtype torch.bool"),
+        (
+            torch.tensor([True], device="cpu"),
+            None,
+            TypeError,
+            r"positions must hold real numbers, got Tensor of dtype torch.bool",
+        ),
         (3, np.int64, TypeError, r"dtype must be a NumPy floating dtype, got int64"),
-        (3, torch.float32, TypeError, r"dtype must be a NumPy floating dtype for NumPy/int input, got torch.float32"),
-        (torch.arange(3, device="cpu"), torch.int32, TypeError, r"dtype must be a floating torch.dtype for tensor input, got torch.int32"),
+        (
+            3,
+            torch.float32,
+            TypeError,
+            r"dtype must be a NumPy floating dtype for NumPy/int input, got torch.float32",
+        ),
+        (
+            torch.arange(3, device="cpu"),
+            torch.int32,
+            TypeError,
+            r"dtype must be a floating torch.dtype for tensor input, got torch.int32",
+        ),
     ],
 )
 def test_bad_positions_and_dtype(fn, positions, dtype, exc, match):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,7 +25,9 @@ def test_torch_is_an_extra_and_pinned_only_for_development():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert not any(dep.startswith("torch") for dep in meta["dependencies"])
     assert any(dep.startswith("torch") for dep in meta["optional-dependencies"]["torch"])
-    assert "torch==2.13.0" in (ROOT / "requirements" / "constraints.txt").read_text(encoding="utf-8")
+    assert "torch==2.13.0" in (ROOT / "requirements" / "constraints.txt").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_readme_gives_the_two_commands_and_the_license_both_terms():

@@ -39,7 +39,10 @@ def test_matches_oracle(rows, dtype, pad_value, backend, device):
 
 @values
 @settings(max_examples=40, deadline=None)
-@given(lengths=st.lists(st.integers(0, 8), min_size=1, max_size=5), backend=st.sampled_from(["numpy", "torch"]))
+@given(
+    lengths=st.lists(st.integers(0, 8), min_size=1, max_size=5),
+    backend=st.sampled_from(["numpy", "torch"]),
+)
 def test_left_and_right_padding_give_each_sequence_its_own_positions(lengths, backend, device):
     """Padding on either side: the real tokens get 0 .. n-1, as if the sequence were alone."""
     seq = max(lengths)
@@ -96,25 +99,90 @@ def test_list_input_gives_numpy():
 @pytest.mark.parametrize(
     "mask,kw,exc,match",
     [
-        (np.array([[0, 2, 1]]), {}, ValueError, r"attention_mask must hold only 0 and 1 \(or False and True\), got 2"),
+        (
+            np.array([[0, 2, 1]]),
+            {},
+            ValueError,
+            r"attention_mask must hold only 0 and 1 \(or False and True\), got 2",
+        ),
         (np.array([[1, -1]]), {}, ValueError, r"must hold only 0 and 1 .*got -1"),
         (np.array([[1.0, 0.5]]), {}, ValueError, r"must hold only 0 and 1 .*got 0.5"),
         (np.array([[1.0, np.nan]]), {}, ValueError, r"must hold only 0 and 1 .*got nan"),
         (torch.tensor([[1, 3]], device="cpu"), {}, ValueError, r"must hold only 0 and 1 .*got 3"),
-        (torch.tensor([[0.0, -0.25]], device="cpu"), {}, ValueError, r"must hold only 0 and 1 .*got -0.25"),
-        (np.array(1), {}, ValueError, r"attention_mask must have shape \(\.\.\., seq\) with a sequence axis, got a 0-d array"),
-        (torch.tensor(1, device="cpu"), {}, ValueError, r"attention_mask must have shape \(\.\.\., seq\)"),
-        (5, {}, TypeError, r"attention_mask must be an array of shape \(\.\.\., seq\) holding 0/1 or booleans, got 5 \(int\)"),
+        (
+            torch.tensor([[0.0, -0.25]], device="cpu"),
+            {},
+            ValueError,
+            r"must hold only 0 and 1 .*got -0.25",
+        ),
+        (
+            np.array(1),
+            {},
+            ValueError,
+            r"attention_mask must have shape \(\.\.\., seq\) with a sequence axis, got a 0-d array",
+        ),
+        (
+            torch.tensor(1, device="cpu"),
+            {},
+            ValueError,
+            r"attention_mask must have shape \(\.\.\., seq\)",
+        ),
+        (
+            5,
+            {},
+            TypeError,
+            r"attention_mask must be an array of shape \(\.\.\., seq\) holding 0/1 or booleans, got 5 \(int\)",
+        ),
         (None, {}, TypeError, r"attention_mask must be an array .*got None"),
         ("1101", {}, TypeError, r"attention_mask must be an array .*got '1101'"),
-        (np.array([[1 + 0j]]), {}, TypeError, r"attention_mask must hold 0/1 or booleans, got array of dtype complex128"),
-        (np.array([["1", "0"]]), {}, TypeError, r"attention_mask must hold 0/1 or booleans, got array of dtype <U1"),
-        (torch.tensor([[1j]], device="cpu"), {}, TypeError, r"attention_mask must hold 0/1 or booleans, got Tensor of dtype torch.complex64"),
-        ([[1, 0], [1]], {}, TypeError, r"attention_mask must be an array of 0/1 or booleans, got list"),
-        (np.array([[1, 0]]), {"pad_value": 1.0}, TypeError, r"pad_value must be an integer, got 1.0 \(float\)"),
-        (np.array([[1, 0]]), {"pad_value": True}, TypeError, r"pad_value must be an integer, got True \(bool\)"),
-        (np.array([[1, 0]]), {"pad_value": None}, TypeError, r"pad_value must be an integer, got None"),
-        (np.array([[1, 0]]), {"pad_value": 2**63}, ValueError, r"pad_value must fit in int64, got 9223372036854775808"),
+        (
+            np.array([[1 + 0j]]),
+            {},
+            TypeError,
+            r"attention_mask must hold 0/1 or booleans, got array of dtype complex128",
+        ),
+        (
+            np.array([["1", "0"]]),
+            {},
+            TypeError,
+            r"attention_mask must hold 0/1 or booleans, got array of dtype <U1",
+        ),
+        (
+            torch.tensor([[1j]], device="cpu"),
+            {},
+            TypeError,
+            r"attention_mask must hold 0/1 or booleans, got Tensor of dtype torch.complex64",
+        ),
+        (
+            [[1, 0], [1]],
+            {},
+            TypeError,
+            r"attention_mask must be an array of 0/1 or booleans, got list",
+        ),
+        (
+            np.array([[1, 0]]),
+            {"pad_value": 1.0},
+            TypeError,
+            r"pad_value must be an integer, got 1.0 \(float\)",
+        ),
+        (
+            np.array([[1, 0]]),
+            {"pad_value": True},
+            TypeError,
+            r"pad_value must be an integer, got True \(bool\)",
+        ),
+        (
+            np.array([[1, 0]]),
+            {"pad_value": None},
+            TypeError,
+            r"pad_value must be an integer, got None",
+        ),
+        (
+            np.array([[1, 0]]),
+            {"pad_value": 2**63},
+            ValueError,
+            r"pad_value must fit in int64, got 9223372036854775808",
+        ),
     ],
 )
 def test_bad_input(mask, kw, exc, match):

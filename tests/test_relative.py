@@ -45,11 +45,15 @@ def test_clipping_bounds_and_number_of_rows():
     r = posenc.relative_positions(20, 20, max_distance=4)
     assert r.min() == -4 and r.max() == 4
     assert len(np.unique(r)) == 2 * 4 + 1
-    np.testing.assert_array_equal(posenc.relative_positions(3, 3, max_distance=0), np.zeros((3, 3), np.int64))
+    np.testing.assert_array_equal(
+        posenc.relative_positions(3, 3, max_distance=0), np.zeros((3, 3), np.int64)
+    )
 
 
 def test_numpy_integer_arguments():
-    a = posenc.relative_positions(np.int32(3), np.int64(4), offset=np.int16(1), max_distance=np.uint8(1))
+    a = posenc.relative_positions(
+        np.int32(3), np.int64(4), offset=np.int16(1), max_distance=np.uint8(1)
+    )
     np.testing.assert_array_equal(a, posenc.relative_positions(3, 4, offset=1, max_distance=1))
 
 
@@ -70,12 +74,42 @@ def test_int64_extremes():
         ((3, 3), {"offset": 1.5}, TypeError, r"offset must be an integer, got 1\.5 \(float\)"),
         ((3, 3), {"offset": None}, TypeError, r"offset must be an integer, got None"),
         ((3, 3), {"offset": False}, TypeError, r"offset must be an integer, got False"),
-        ((3, 3), {"offset": 2**63}, ValueError, r"offset must fit in int64, got 9223372036854775808"),
-        ((3, 3), {"max_distance": -1}, ValueError, r"max_distance must be a non-negative integer, got -1"),
-        ((3, 3), {"max_distance": 2.0}, TypeError, r"max_distance must be a non-negative integer or None, got 2\.0 \(float\)"),
-        ((3, 3), {"max_distance": "8"}, TypeError, r"max_distance must be a non-negative integer or None, got '8'"),
-        ((3, 3), {"max_distance": True}, TypeError, r"max_distance must be a non-negative integer or None, got True"),
-        ((3, 3), {"offset": -(2**63)}, ValueError, r"relative positions run from .* with q_len=3, k_len=3, offset=-9223372036854775808: outside int64"),
+        (
+            (3, 3),
+            {"offset": 2**63},
+            ValueError,
+            r"offset must fit in int64, got 9223372036854775808",
+        ),
+        (
+            (3, 3),
+            {"max_distance": -1},
+            ValueError,
+            r"max_distance must be a non-negative integer, got -1",
+        ),
+        (
+            (3, 3),
+            {"max_distance": 2.0},
+            TypeError,
+            r"max_distance must be a non-negative integer or None, got 2\.0 \(float\)",
+        ),
+        (
+            (3, 3),
+            {"max_distance": "8"},
+            TypeError,
+            r"max_distance must be a non-negative integer or None, got '8'",
+        ),
+        (
+            (3, 3),
+            {"max_distance": True},
+            TypeError,
+            r"max_distance must be a non-negative integer or None, got True",
+        ),
+        (
+            (3, 3),
+            {"offset": -(2**63)},
+            ValueError,
+            r"relative positions run from .* with q_len=3, k_len=3, offset=-9223372036854775808: outside int64",
+        ),
         ((3, 3), {"offset": 2**63 - 1}, ValueError, r"outside int64"),
     ],
 )

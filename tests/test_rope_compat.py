@@ -32,7 +32,6 @@ def require(modname: str):
     return pytest.importorskip(modname)
 
 
-
 def test_require_skips_locally_and_fails_under_ci(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     with pytest.raises(pytest.skip.Exception):
@@ -41,6 +40,7 @@ def test_require_skips_locally_and_fails_under_ci(monkeypatch):
     with pytest.raises(ImportError):
         require("posenc_no_such_module")
     assert require("numpy") is np
+
 
 def _tol(positions, x):
     return (2e-6 + 2e-7 * float(np.abs(np.asarray(positions)).max())) * float(x.abs().max())
@@ -86,15 +86,60 @@ CONFIGS = [
     ({"rope_type": "dynamic", "factor": 2.0}, 1024),
     ({"rope_type": "dynamic", "factor": 6.5}, 256),
     ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}, 4096),
-    ({"rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096, "beta_fast": 32.0,
-      "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0}, 163840),  # DeepSeek-V3 style
-    ({"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 2048, "beta_fast": 64.0,
-      "beta_slow": 2.0, "mscale": 0.707, "mscale_all_dim": 1.0, "truncate": False}, 32768),
-    ({"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 512, "attention_factor": 1.25}, 1024),
-    ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-      "original_max_position_embeddings": 8192}, 131072),
-    ({"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 8.0,
-      "original_max_position_embeddings": 128}, 4096),
+    (
+        {
+            "rope_type": "yarn",
+            "factor": 40.0,
+            "original_max_position_embeddings": 4096,
+            "beta_fast": 32.0,
+            "beta_slow": 1.0,
+            "mscale": 1.0,
+            "mscale_all_dim": 1.0,
+        },
+        163840,
+    ),  # DeepSeek-V3 style
+    (
+        {
+            "rope_type": "yarn",
+            "factor": 16.0,
+            "original_max_position_embeddings": 2048,
+            "beta_fast": 64.0,
+            "beta_slow": 2.0,
+            "mscale": 0.707,
+            "mscale_all_dim": 1.0,
+            "truncate": False,
+        },
+        32768,
+    ),
+    (
+        {
+            "rope_type": "yarn",
+            "factor": 2.0,
+            "original_max_position_embeddings": 512,
+            "attention_factor": 1.25,
+        },
+        1024,
+    ),
+    (
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+        131072,
+    ),
+    (
+        {
+            "rope_type": "llama3",
+            "factor": 32.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 8.0,
+            "original_max_position_embeddings": 128,
+        },
+        4096,
+    ),
     ("longrope", 4096),
     ("longrope-attention", 4096),
 ]
@@ -119,7 +164,9 @@ def _id(entry):
     return entry if isinstance(entry, str) else entry["rope_type"]
 
 
-@pytest.mark.parametrize("entry,max_pos", CONFIGS, ids=[f"{_id(e)}-{i}" for i, (e, _) in enumerate(CONFIGS)])
+@pytest.mark.parametrize(
+    "entry,max_pos", CONFIGS, ids=[f"{_id(e)}-{i}" for i, (e, _) in enumerate(CONFIGS)]
+)
 @pytest.mark.parametrize("head_dim", [16, 64, 128])
 @pytest.mark.parametrize("base", [10000.0, 500000.0])
 def test_frequencies_equal_rope_init_functions(entry, max_pos, head_dim, base):
@@ -136,7 +183,9 @@ def test_frequencies_equal_rope_init_functions(entry, max_pos, head_dim, base):
         seq_lens += [1024, 1025]
     for seq_len in seq_lens:
         hf_inv, hf_factor = ROPE_INIT_FUNCTIONS[rope_type](config, "cpu", seq_len=seq_len)
-        inv, factor = posenc.rope_frequencies(head_dim, base=base, scaling=_ours(params, max_pos), seq_len=seq_len)
+        inv, factor = posenc.rope_frequencies(
+            head_dim, base=base, scaling=_ours(params, max_pos), seq_len=seq_len
+        )
         np.testing.assert_allclose(inv, hf_inv.double().numpy(), rtol=2e-6, atol=0)
         assert math.isclose(factor, hf_factor, rel_tol=1e-12)
 
@@ -145,7 +194,11 @@ def test_default_frequencies_equal_llama_rotary_embedding():
     transformers = require("transformers")
     for head_dim, base in ((16, 10000.0), (128, 500000.0), (64, 1e6)):
         config = _llama_config(head_dim, base, None)
-        hf_inv, hf_factor = transformers.models.llama.modeling_llama.LlamaRotaryEmbedding.compute_default_rope_parameters(config)
+        hf_inv, hf_factor = (
+            transformers.models.llama.modeling_llama.LlamaRotaryEmbedding.compute_default_rope_parameters(
+                config
+            )
+        )
         inv, factor = posenc.rope_frequencies(head_dim, base=base)
         np.testing.assert_allclose(inv, hf_inv.double().numpy(), rtol=2e-6, atol=0)
         assert factor == hf_factor == 1.0
@@ -153,41 +206,64 @@ def test_default_frequencies_equal_llama_rotary_embedding():
 
 def test_hf_parameters_dict_is_accepted_as_it_is():
     """config.rope_parameters (with its rope_theta) goes straight into ``scaling``."""
-    config = _llama_config(32, 500000.0, {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                                          "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})
+    config = _llama_config(
+        32,
+        500000.0,
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+    )
     inv, _ = posenc.rope_frequencies(32, base=500000.0, scaling=config.rope_parameters)
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
-    np.testing.assert_allclose(inv, ROPE_INIT_FUNCTIONS["llama3"](config, "cpu")[0].double().numpy(), rtol=2e-6)
+    np.testing.assert_allclose(
+        inv, ROPE_INIT_FUNCTIONS["llama3"](config, "cpu")[0].double().numpy(), rtol=2e-6
+    )
 
 
 # --- HF Llama: LlamaRotaryEmbedding + apply_rotary_pos_emb (pairing="half") -----------------
 
 
-@pytest.mark.parametrize("entry,max_pos", [(None, 4096), *CONFIGS],
-                         ids=["default"] + [f"{_id(e)}-{i}" for i, (e, _) in enumerate(CONFIGS)])
+@pytest.mark.parametrize(
+    "entry,max_pos",
+    [(None, 4096), *CONFIGS],
+    ids=["default"] + [f"{_id(e)}-{i}" for i, (e, _) in enumerate(CONFIGS)],
+)
 def test_llama_rotary_equals_apply_rope(entry, max_pos):
     require("transformers")
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
     head_dim, base = 32, 10000.0
     params = None if entry is None else _params(entry, head_dim)
-    config = _llama_config(head_dim, base, None if params is None else dict(params), max_position_embeddings=max_pos)
+    config = _llama_config(
+        head_dim, base, None if params is None else dict(params), max_position_embeddings=max_pos
+    )
     hf_rope = LlamaRotaryEmbedding(config)
     gen = torch.Generator().manual_seed(0)
     q = torch.randn(2, 4, 7, head_dim, generator=gen)
     k = torch.randn(2, 4, 7, head_dim, generator=gen)
     position_ids = torch.stack([torch.arange(7), torch.tensor([0, 3, 10, 50, 100, 150, 201])])
     rope_type = "default" if params is None else params["rope_type"]
-    if rope_type in ("dynamic", "longrope"):  # past the trained length: HF's dynamic update kicks in
+    if rope_type in (
+        "dynamic",
+        "longrope",
+    ):  # past the trained length: HF's dynamic update kicks in
         trained = max_pos if rope_type == "dynamic" else params["original_max_position_embeddings"]
         position_ids = position_ids + trained
     cos, sin = hf_rope(q, position_ids)
     hf_q, hf_k = apply_rotary_pos_emb(q, k, cos, sin)
     seq_len = int(position_ids.max()) + 1  # what HF's dynamic_rope_update reads
     scaling = None if params is None else _ours(params, max_pos)
-    got_q = posenc.apply_rope(q, position_ids, pairing="half", base=base, scaling=scaling, seq_len=seq_len)
-    got_k = posenc.apply_rope(k, position_ids, pairing="half", base=base, scaling=scaling, seq_len=seq_len)
+    got_q = posenc.apply_rope(
+        q, position_ids, pairing="half", base=base, scaling=scaling, seq_len=seq_len
+    )
+    got_k = posenc.apply_rope(
+        k, position_ids, pairing="half", base=base, scaling=scaling, seq_len=seq_len
+    )
     _assert_close(got_q, hf_q, position_ids, q)
     _assert_close(got_k, hf_k, position_ids, k)
     # and the other pairing is not what HF does (the check above can fail)
@@ -221,8 +297,13 @@ def test_gpt_neox_partial_rotary(rotary_pct):
     from transformers.models.gpt_neox import modeling_gpt_neox as neox
 
     n_heads, head_dim = 4, 32
-    config = transformers.GPTNeoXConfig(hidden_size=n_heads * head_dim, num_attention_heads=n_heads,
-                                        rotary_pct=rotary_pct, rotary_emb_base=10000, max_position_embeddings=512)
+    config = transformers.GPTNeoXConfig(
+        hidden_size=n_heads * head_dim,
+        num_attention_heads=n_heads,
+        rotary_pct=rotary_pct,
+        rotary_emb_base=10000,
+        max_position_embeddings=512,
+    )
     rotary_dim = int(head_dim * rotary_pct)
     gen = torch.Generator().manual_seed(2)
     q = torch.randn(2, n_heads, 9, head_dim, generator=gen)

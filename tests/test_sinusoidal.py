@@ -57,10 +57,14 @@ def test_count_matches_oracle(n, layout, backend, device):
     positions = np.arange(n) + 7
     want = np.array(oracle(positions.tolist(), 10, 10000.0, layout))
     got = posenc.sinusoidal(make(backend, positions, device), 10, layout=layout, dtype=None)
-    np.testing.assert_allclose(to_numpy(got), want, rtol=0, atol=1e-6 if backend == "torch" else 1e-12)
+    np.testing.assert_allclose(
+        to_numpy(got), want, rtol=0, atol=1e-6 if backend == "torch" else 1e-12
+    )
     if backend == "numpy":
         from_count = posenc.sinusoidal(n, 10, layout=layout)
-        np.testing.assert_allclose(from_count, np.array(oracle(list(range(n)), 10, 10000.0, layout)), atol=1e-12)
+        np.testing.assert_allclose(
+            from_count, np.array(oracle(list(range(n)), 10, 10000.0, layout)), atol=1e-12
+        )
 
 
 def test_int_gives_numpy_rows():
@@ -135,7 +139,9 @@ def _float64_reference(positions, dim):
 def test_float32_error_bound_at_long_positions(start, backend, device):
     positions = np.arange(start, start + 2048)
     got = posenc.sinusoidal(
-        make(backend, positions, device), 256, dtype=np.float32 if backend == "numpy" else torch.float32
+        make(backend, positions, device),
+        256,
+        dtype=np.float32 if backend == "numpy" else torch.float32,
     )
     err = np.abs(to_numpy(got) - _float64_reference(positions, 256)).max()
     assert err <= FLOAT32_BOUND, err
@@ -146,7 +152,9 @@ def test_float32_error_bound_for_scattered_positions(backend, device):
     rng = np.random.default_rng(1)
     positions = rng.integers(0, 2**24, size=500)
     got = posenc.sinusoidal(
-        make(backend, positions, device), 128, dtype=np.float32 if backend == "numpy" else torch.float32
+        make(backend, positions, device),
+        128,
+        dtype=np.float32 if backend == "numpy" else torch.float32,
     )
     err = np.abs(to_numpy(got) - _float64_reference(positions, 128)).max()
     assert err <= FLOAT32_BOUND, err

@@ -26,7 +26,7 @@ def test_twins_share_outline_anchors_and_code(page):
     assert not missing, f"headings without an explicit {{ #anchor }}: {missing}"
     assert [(lvl, a) for lvl, a, _ in en_headings] == [(lvl, a) for lvl, a, _ in zh_headings]
     assert len(en_code) == len(zh_code), "different number of code blocks"
-    for n, (a, b) in enumerate(zip(en_code, zh_code)):
+    for n, (a, b) in enumerate(zip(en_code, zh_code, strict=True)):
         assert a == b, f"code block {n} differs between en and zh"
 
 
@@ -74,19 +74,27 @@ def test_strict_build_has_no_warnings(built_site):
     for lang_prefix in ("", "zh/"):
         for page in pages("en"):
             stem = page[:-3]
-            html = built_site.path / lang_prefix / ("index.html" if stem == "index" else f"{stem}/index.html")
+            html = (
+                built_site.path
+                / lang_prefix
+                / ("index.html" if stem == "index" else f"{stem}/index.html")
+            )
             assert html.is_file(), html
 
 
 def test_site_requests_no_third_party_host(built_site):
     """No page references a script, stylesheet, font or image on another host."""
-    pattern = re.compile(r"""<(?:script|link|img|iframe|source)\b[^>]*?(?:src|href)=["'](https?:)?//""", re.I)
+    pattern = re.compile(
+        r"""<(?:script|link|img|iframe|source)\b[^>]*?(?:src|href)=["'](https?:)?//""", re.I
+    )
     for html in built_site.path.rglob("*.html"):
         text = html.read_text(encoding="utf-8")
         for m in pattern.finditer(text):
-            tag = text[m.start(): text.index(">", m.start()) + 1]
+            tag = text[m.start() : text.index(">", m.start()) + 1]
             # hreflang alternates and the canonical link name our own site_url (127.0.0.1)
-            assert "127.0.0.1" in tag or 'rel="canonical"' in tag or "hreflang" in tag, f"{html}: {tag}"
+            assert "127.0.0.1" in tag or 'rel="canonical"' in tag or "hreflang" in tag, (
+                f"{html}: {tag}"
+            )
 
 
 # --- The site for its readers (issue 9): runnable pages, citation, metadata, deployability ---
@@ -118,8 +126,12 @@ def test_code_lines_fit_the_code_box(lang):
     long = []
     for page in pages(lang):
         for _, body in parse((DOCS / lang / page).read_text(encoding="utf-8"))[1]:
-            long += [f"{page}: {line}" for line in body.splitlines() if len(line) > CODE_BOX_COLUMNS]
-    assert not long, f"{len(long)} code lines over {CODE_BOX_COLUMNS} columns:\n" + "\n".join(long[:20])
+            long += [
+                f"{page}: {line}" for line in body.splitlines() if len(line) > CODE_BOX_COLUMNS
+            ]
+    assert not long, f"{len(long)} code lines over {CODE_BOX_COLUMNS} columns:\n" + "\n".join(
+        long[:20]
+    )
 
 
 def test_pages_with_code_offer_notebook_and_script(built_site):
@@ -128,8 +140,13 @@ def test_pages_with_code_offer_notebook_and_script(built_site):
     assert built_site.returncode == 0, built_site.log[-3000:]
     with_code = 0
     for page in pages("en"):
-        cells = {lang: [notebooks.plain_code(b) for b in notebooks.code_blocks(
-            (DOCS / lang / page).read_text(encoding="utf-8"))] for lang in LANGS}
+        cells = {
+            lang: [
+                notebooks.plain_code(b)
+                for b in notebooks.code_blocks((DOCS / lang / page).read_text(encoding="utf-8"))
+            ]
+            for lang in LANGS
+        }
         cells = {lang: [c for c in cs if c.strip()] for lang, cs in cells.items()}
         stem = page[:-3]
         for lang in LANGS:
@@ -147,7 +164,9 @@ def test_pages_with_code_offer_notebook_and_script(built_site):
             assert code == cells[lang]
             script = (folder / f"{stem}.py").read_text(encoding="utf-8")
             assert script.split("\n# %%\n", 1)[1] == "\n# %%\n".join(c + "\n" for c in code)
-            assert not any(line.startswith((">>> ", "... ")) for c in code for line in c.splitlines())
+            assert not any(
+                line.startswith((">>> ", "... ")) for c in code for line in c.splitlines()
+            )
         assert cells["en"] == cells["zh"]
     assert with_code >= 2 * 20
 
@@ -157,7 +176,9 @@ def test_generated_scripts_run_top_to_bottom(built_site):
     from the repository root as the page doctests do (the performance page reads bench.json).
     The Chinese scripts hold the same code: the test above holds the cells equal."""
     assert built_site.returncode == 0, built_site.log[-3000:]
-    scripts = sorted(p for p in built_site.path.glob("*/*.py")) + sorted(built_site.path.glob("*.py"))
+    scripts = sorted(p for p in built_site.path.glob("*/*.py")) + sorted(
+        built_site.path.glob("*.py")
+    )
     assert len(scripts) >= 20
     runner = (
         "import runpy, sys, matplotlib\n"
@@ -172,8 +193,12 @@ def test_generated_scripts_run_top_to_bottom(built_site):
         "        raise\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", runner, *map(str, scripts)], cwd=ROOT, capture_output=True,
-        text=True, timeout=600, env={**os.environ, "MPLBACKEND": "Agg"},
+        [sys.executable, "-c", runner, *map(str, scripts)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "MPLBACKEND": "Agg"},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
@@ -244,7 +269,9 @@ def test_404_pages_in_their_language_with_links_from_site_url(built_site):
         assert f'<html lang="{lang}"' in html, rel
         links = re.findall(r'(?:href|src)="([^"#]+)"', html)
         local = [u for u in links if not u.startswith(("http:", "https:", "data:"))]
-        assert local and all(u.startswith(prefix) for u in local), [u for u in local if not u.startswith(prefix)]
+        assert local and all(u.startswith(prefix) for u in local), [
+            u for u in local if not u.startswith(prefix)
+        ]
     assert 'href="/zh/"' in (built_site.path / "zh/404.html").read_text(encoding="utf-8")
 
 
@@ -279,23 +306,37 @@ def test_no_edit_link_without_a_repository(built_site):
 
 def test_docs_toolchain_is_pinned_to_what_is_installed():
     pins = dict(
-        line.split("==", 1) for line in (ROOT / "requirements" / "constraints.txt").read_text().splitlines()
+        line.split("==", 1)
+        for line in (ROOT / "requirements" / "constraints.txt").read_text().splitlines()
         if "==" in line and not line.startswith("#")
     )
-    for name in ("mkdocs", "mkdocs-material", "mkdocs-static-i18n", "mkdocstrings", "mkdocstrings-python",
-                 "markdown-exec", "pymdown-extensions", "jieba", "matplotlib"):
+    for name in (
+        "mkdocs",
+        "mkdocs-material",
+        "mkdocs-static-i18n",
+        "mkdocstrings",
+        "mkdocstrings-python",
+        "markdown-exec",
+        "pymdown-extensions",
+        "jieba",
+        "matplotlib",
+    ):
         assert pins.get(name) == version(name), (name, pins.get(name), version(name))
 
 
 def test_search_index_per_language_with_aliases(built_site):
     """One index per language; the Chinese one carries the glossary's aliases."""
     en = json.loads((built_site.path / "search" / "search_index.json").read_text(encoding="utf-8"))
-    zh = json.loads((built_site.path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8"))
+    zh = json.loads(
+        (built_site.path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8")
+    )
     assert en["docs"] and zh["docs"]
     assert not any(d["location"].startswith("zh/") for d in en["docs"])
     cjk = re.compile(r"[\u4e00-\u9fff]")
     assert sum(bool(cjk.search(d["title"])) for d in zh["docs"]) > len(zh["docs"]) // 2
-    assert {d["location"].split("/")[0] for d in zh["docs"]} == {d["location"].split("/")[0] for d in en["docs"]}
+    assert {d["location"].split("/")[0] for d in zh["docs"]} == {
+        d["location"].split("/")[0] for d in en["docs"]
+    }
     aliases = {a for d in zh["docs"] for a in d.get("alias", "").split("\u200b") if a}
     terms = zh_search.load_terms()
     assert terms, "hooks/terms.yml is missing"

@@ -83,7 +83,8 @@ def test_glossary_tables_equal_terms_file(lang):
     for section in SECTIONS:
         expected = [
             [e["zh"], e["en"], _cell(e.get("aliases")), _cell(e.get("avoid"))]
-            for e in TERMS if e["section"] == section
+            for e in TERMS
+            if e["section"] == section
         ]
         got = [cells[:4] for cells in rows.get(section, [])]
         assert got == expected, f"{lang}/glossary.md #{section} differs from hooks/terms.yml"
@@ -114,13 +115,15 @@ def test_zh_page_uses_no_avoided_form(page):
 
 def test_the_avoid_rule_catches_a_use_and_spares_the_glossary_row():
     assert not _allowed_on_line("rope.md", "| 词元嵌入 | x | y | 词嵌入 | z |", "词嵌入")
-    assert _allowed_on_line("glossary.md", "| 词元嵌入 | token embedding | 词向量、词嵌入 | 词嵌入 | z |", "词嵌入")
+    assert _allowed_on_line(
+        "glossary.md", "| 词元嵌入 | token embedding | 词向量、词嵌入 | 词嵌入 | z |", "词嵌入"
+    )
     assert not _allowed_on_line("glossary.md", "| 位置 | position | — | — | 词嵌入 |", "词嵌入")
 
 
 def test_zh_nav_titles_follow_the_terms():
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    nav = config[config.index("nav_translations:"):]
+    nav = config[config.index("nav_translations:") :]
     nav = nav[: nav.index("\n  - ", 1)] if "\n  - " in nav else nav
     for form, preferred in _avoid_forms():
         assert form not in nav, f"mkdocs.yml nav_translations uses {form!r}; write {preferred!r}"
@@ -135,13 +138,17 @@ MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 @pytest.mark.parametrize("page", pages("zh"))
 def test_zh_sentences_use_full_width_punctuation(page):
     text = MATH.sub("", prose((DOCS / "zh" / page).read_text(encoding="utf-8")))
-    bad = [m.group(0) + " … " + text[m.start(): m.start() + 40].replace("\n", " ")
-           for m in HALF_WIDTH.finditer(text)]
+    bad = [
+        m.group(0) + " … " + text[m.start() : m.start() + 40].replace("\n", " ")
+        for m in HALF_WIDTH.finditer(text)
+    ]
     assert not bad, f"zh/{page}: half-width punctuation in Chinese text:\n" + "\n".join(bad)
 
 
-CITED = {"en": re.compile(r"\[cited\]\(#[\w-]+\)\{ \.cited \}"),
-         "zh": re.compile(r"\[文献\]\(#[\w-]+\)\{ \.cited \}")}
+CITED = {
+    "en": re.compile(r"\[cited\]\(#[\w-]+\)\{ \.cited \}"),
+    "zh": re.compile(r"\[文献\]\(#[\w-]+\)\{ \.cited \}"),
+}
 
 
 @pytest.mark.parametrize("page", pages("en"))

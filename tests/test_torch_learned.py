@@ -28,18 +28,26 @@ def test_forward_matches_oracle(data, max_len, dim, padding_idx, device):
     seq = data.draw(st.integers(0, max_len))
     offset = data.draw(st.integers(0, max_len - seq))
     torch.manual_seed(data.draw(st.integers(0, 1000)))
-    module = LearnedPositionalEmbedding(max_len, dim, padding_idx=padding_idx).to(device=device, dtype=torch.float64)
+    module = LearnedPositionalEmbedding(max_len, dim, padding_idx=padding_idx).to(
+        device=device, dtype=torch.float64
+    )
     x = torch.randn(seq, dim, dtype=torch.float64, device=device)
     got = module(x, offset=offset)
     table = module.weight.detach().cpu().tolist()
-    want = oracle.learned_add(x.cpu().tolist(), table, list(range(offset, offset + seq)), module.first_row)
+    want = oracle.learned_add(
+        x.cpu().tolist(), table, list(range(offset, offset + seq)), module.first_row
+    )
     assert got.device == x.device
-    np.testing.assert_array_equal(got.detach().cpu().numpy().reshape(seq, dim), np.array(want).reshape(seq, dim))
+    np.testing.assert_array_equal(
+        got.detach().cpu().numpy().reshape(seq, dim), np.array(want).reshape(seq, dim)
+    )
 
 
 @values
 @settings(max_examples=40, deadline=None)
-@given(data=st.data(), max_len=st.integers(1, 30), padding_idx=st.one_of(st.none(), st.integers(0, 3)))
+@given(
+    data=st.data(), max_len=st.integers(1, 30), padding_idx=st.one_of(st.none(), st.integers(0, 3))
+)
 def test_embed_matches_oracle(data, max_len, padding_idx, device):
     module = LearnedPositionalEmbedding(max_len, 4, padding_idx=padding_idx).to(device)
     positions = data.draw(st.lists(st.integers(0, max_len - 1), min_size=1, max_size=10))
@@ -68,7 +76,9 @@ def test_position_zero_reads_row_padding_idx_plus_one():
         module.weight.copy_(torch.arange(12, dtype=torch.float32)[:, None].expand(12, 3))
     out = module(torch.zeros(1, 4, 3))
     np.testing.assert_array_equal(out[0, :, 0].detach().cpu().numpy(), [2.0, 3.0, 4.0, 5.0])
-    np.testing.assert_array_equal(module.embed(torch.tensor([9]))[0].detach().cpu().numpy(), [11.0] * 3)
+    np.testing.assert_array_equal(
+        module.embed(torch.tensor([9]))[0].detach().cpu().numpy(), [11.0] * 3
+    )
 
 
 @values
@@ -77,7 +87,10 @@ def test_loads_an_opt_shaped_checkpoint():
     checkpoint = {"weight": torch.randn(2050, 16)}
     module = LearnedPositionalEmbedding(2048, 16, padding_idx=1)
     module.load_state_dict(checkpoint)
-    torch.testing.assert_close(module.embed(torch.tensor([0, 2047])), checkpoint["weight"][[2, 2049]].to(module.weight.device))
+    torch.testing.assert_close(
+        module.embed(torch.tensor([0, 2047])),
+        checkpoint["weight"][[2, 2049]].to(module.weight.device),
+    )
 
 
 @values
@@ -154,10 +167,22 @@ def test_meta_skips_the_range_check_of_embed():
 @pytest.mark.parametrize(
     "seq,offset,match",
     [
-        (17, 0, r"position 16 \(offset=0, seq=17\) is past the table: max_len=16 gives rows for positions 0 \.\. 15 only"),
+        (
+            17,
+            0,
+            r"position 16 \(offset=0, seq=17\) is past the table: max_len=16 gives rows for positions 0 \.\. 15 only",
+        ),
         (5, 12, r"position 16 \(offset=12, seq=5\) is past the table.*larger max_len"),
-        (1, 16, r"position 16 \(offset=16, seq=1\) is past the table.*SinusoidalPositionalEncoding"),
-        (3, -1, r"position -1 \(offset=-1, seq=3\) is negative: .*positions 0 \.\. 15 \(max_len=16\)"),
+        (
+            1,
+            16,
+            r"position 16 \(offset=16, seq=1\) is past the table.*SinusoidalPositionalEncoding",
+        ),
+        (
+            3,
+            -1,
+            r"position -1 \(offset=-1, seq=3\) is negative: .*positions 0 \.\. 15 \(max_len=16\)",
+        ),
     ],
 )
 @pytest.mark.parametrize("padding_idx", [None, 1])
@@ -172,10 +197,26 @@ def test_forward_past_the_table(seq, offset, match, padding_idx):
 @pytest.mark.parametrize(
     "positions,exc,match",
     [
-        (torch.tensor([0, 16], device="cpu"), PositionOutOfRangeError, r"position 16 is past the table: max_len=16"),
-        (torch.tensor([[3, -2]], device="cpu"), PositionOutOfRangeError, r"position -2 is negative"),
-        (torch.tensor([0.0, 1.0], device="cpu"), TypeError, r"positions must be an integer tensor, got dtype torch.float32"),
-        (torch.tensor([True], device="cpu"), TypeError, r"positions must be an integer tensor, got dtype torch.bool"),
+        (
+            torch.tensor([0, 16], device="cpu"),
+            PositionOutOfRangeError,
+            r"position 16 is past the table: max_len=16",
+        ),
+        (
+            torch.tensor([[3, -2]], device="cpu"),
+            PositionOutOfRangeError,
+            r"position -2 is negative",
+        ),
+        (
+            torch.tensor([0.0, 1.0], device="cpu"),
+            TypeError,
+            r"positions must be an integer tensor, got dtype torch.float32",
+        ),
+        (
+            torch.tensor([True], device="cpu"),
+            TypeError,
+            r"positions must be an integer tensor, got dtype torch.bool",
+        ),
         ([0, 1], TypeError, r"positions must be an integer torch.Tensor, got list"),
         (np.array([0, 1]), TypeError, r"positions must be an integer torch.Tensor, got ndarray"),
     ],
@@ -185,7 +226,11 @@ def test_embed_bad_positions(positions, exc, match):
         module = LearnedPositionalEmbedding(16, 8, padding_idx=1)
     with pytest.raises(exc, match=match):
         module.embed(positions)
-    if isinstance(positions, torch.Tensor) and not positions.is_floating_point() and positions.dtype != torch.bool:
+    if (
+        isinstance(positions, torch.Tensor)
+        and not positions.is_floating_point()
+        and positions.dtype != torch.bool
+    ):
         with pytest.raises(exc, match=match):  # the same check through forward(positions=...)
             module(torch.zeros(positions.shape + (8,), device="cpu"), positions=positions)
 
@@ -193,7 +238,10 @@ def test_embed_bad_positions(positions, exc, match):
 @pytest.mark.parametrize("shape", [(2, 5, 6), (2, 5, 10), (8,)])
 def test_rejects_wrong_width(shape):
     module = LearnedPositionalEmbedding(16, 8)
-    with pytest.raises(ValueError, match=r"x must have shape \(\.\.\., seq, 8\) \(last dim = the module's dim\), got shape"):
+    with pytest.raises(
+        ValueError,
+        match=r"x must have shape \(\.\.\., seq, 8\) \(last dim = the module's dim\), got shape",
+    ):
         module(torch.zeros(shape))
 
 
@@ -206,9 +254,18 @@ def test_bad_offset(offset):
 @pytest.mark.parametrize(
     "kw,match",
     [
-        ({"offset": 2, "positions": torch.zeros(1, 3, dtype=torch.int64, device="cpu")}, r"pass offset or positions, not both \(got offset=2\)"),
-        ({"positions": torch.zeros(1, 4, dtype=torch.int64, device="cpu")}, r"positions must have a shape broadcastable to x.shape\[:-1\] = \(1, 3\), got shape \(1, 4\)"),
-        ({"positions": torch.zeros(2, 1, 3, dtype=torch.int64, device="cpu")}, r"broadcastable to x.shape\[:-1\] = \(1, 3\), got shape \(2, 1, 3\)"),
+        (
+            {"offset": 2, "positions": torch.zeros(1, 3, dtype=torch.int64, device="cpu")},
+            r"pass offset or positions, not both \(got offset=2\)",
+        ),
+        (
+            {"positions": torch.zeros(1, 4, dtype=torch.int64, device="cpu")},
+            r"positions must have a shape broadcastable to x.shape\[:-1\] = \(1, 3\), got shape \(1, 4\)",
+        ),
+        (
+            {"positions": torch.zeros(2, 1, 3, dtype=torch.int64, device="cpu")},
+            r"broadcastable to x.shape\[:-1\] = \(1, 3\), got shape \(2, 1, 3\)",
+        ),
     ],
 )
 def test_bad_positions_in_forward(kw, match):
@@ -225,12 +282,42 @@ def test_bad_positions_in_forward(kw, match):
         ((16, 0), {}, ValueError, r"dim must be a positive integer, got 0"),
         ((16, "8"), {}, TypeError, r"dim must be a positive integer, got '8'"),
         ((16, True), {}, TypeError, r"dim must be a positive integer, got True"),
-        ((16, 8), {"padding_idx": -1}, ValueError, r"padding_idx must be None or a non-negative integer, got -1"),
-        ((16, 8), {"padding_idx": 1.0}, TypeError, r"padding_idx must be None or a non-negative integer, got 1\.0"),
-        ((16, 8), {"padding_idx": False}, TypeError, r"padding_idx must be None or a non-negative integer, got False"),
-        ((16, 8), {"init_std": -0.1}, ValueError, r"init_std must be a finite number >= 0, got -0\.1"),
-        ((16, 8), {"init_std": float("nan")}, ValueError, r"init_std must be a finite real number, got nan"),
-        ((16, 8), {"init_std": "0.02"}, TypeError, r"init_std must be a finite real number, got '0.02'"),
+        (
+            (16, 8),
+            {"padding_idx": -1},
+            ValueError,
+            r"padding_idx must be None or a non-negative integer, got -1",
+        ),
+        (
+            (16, 8),
+            {"padding_idx": 1.0},
+            TypeError,
+            r"padding_idx must be None or a non-negative integer, got 1\.0",
+        ),
+        (
+            (16, 8),
+            {"padding_idx": False},
+            TypeError,
+            r"padding_idx must be None or a non-negative integer, got False",
+        ),
+        (
+            (16, 8),
+            {"init_std": -0.1},
+            ValueError,
+            r"init_std must be a finite number >= 0, got -0\.1",
+        ),
+        (
+            (16, 8),
+            {"init_std": float("nan")},
+            ValueError,
+            r"init_std must be a finite real number, got nan",
+        ),
+        (
+            (16, 8),
+            {"init_std": "0.02"},
+            TypeError,
+            r"init_std must be a finite real number, got '0.02'",
+        ),
     ],
 )
 def test_bad_constructor_arguments(args, kw, exc, match):

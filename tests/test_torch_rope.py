@@ -23,7 +23,9 @@ def _qk(shape_q=(2, 4, 6, 16), shape_k=(2, 2, 6, 16), dtype=None):
     q = torch.randn(shape_q, generator=gen, dtype=torch.float64)
     k = torch.randn(shape_k, generator=gen, dtype=torch.float64)
     dtype = dtype or torch.get_default_dtype()
-    return q.to(device=torch.get_default_device(), dtype=dtype), k.to(device=torch.get_default_device(), dtype=dtype)
+    return q.to(device=torch.get_default_device(), dtype=dtype), k.to(
+        device=torch.get_default_device(), dtype=dtype
+    )
 
 
 @values
@@ -46,7 +48,9 @@ def test_cache_is_exact_and_matches_oracle():
     thetas = [10.0 ** (-2 * i / 8) for i in range(4)]
     want_cos = np.array([[np.cos(m * t) for t in thetas] for m in (0, 1, 4095)])
     got = rope.cos_cached[[0, 1, 4095]].double().cpu().numpy()
-    np.testing.assert_allclose(got, want_cos, atol=6e-8, rtol=0)  # float32 rounding of the exact value
+    np.testing.assert_allclose(
+        got, want_cos, atol=6e-8, rtol=0
+    )  # float32 rounding of the exact value
     v = np.random.default_rng(0).normal(size=(3, 8))
     x = torch.tensor(v, dtype=torch.float32)
     q_rot, _ = rope(x, x, positions=torch.tensor([0, 1, 4095]))
@@ -83,8 +87,12 @@ def test_positions_outside_the_cache_are_exact(positions):
     rope = RotaryEmbedding(16, max_len=32, pairing="half")
     q, k = _qk()
     q_rot, k_rot = rope(q, k, positions=torch.as_tensor(positions))
-    torch.testing.assert_close(q_rot, posenc.apply_rope(q, torch.as_tensor(positions), pairing="half"), atol=1e-6, rtol=0)
-    torch.testing.assert_close(k_rot, posenc.apply_rope(k, torch.as_tensor(positions), pairing="half"), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        q_rot, posenc.apply_rope(q, torch.as_tensor(positions), pairing="half"), atol=1e-6, rtol=0
+    )
+    torch.testing.assert_close(
+        k_rot, posenc.apply_rope(k, torch.as_tensor(positions), pairing="half"), atol=1e-6, rtol=0
+    )
 
 
 @values
@@ -103,7 +111,9 @@ def test_scaling_and_attention_factor_pass_through():
     q, k = _qk()
     pos = torch.arange(20, 26)
     q_rot, _ = rope(q, k, offset=20)
-    torch.testing.assert_close(q_rot, posenc.apply_rope(q, pos, scaling=scaling, pairing="half"), atol=2e-6, rtol=0)
+    torch.testing.assert_close(
+        q_rot, posenc.apply_rope(q, pos, scaling=scaling, pairing="half"), atol=2e-6, rtol=0
+    )
     assert rope.attention_factor == posenc.rope_frequencies(16, scaling=scaling)[1] > 1
 
 
@@ -118,7 +128,9 @@ def test_relative_property_holds_in_a_kv_cache():
     # the same scores with every position shifted by 1000
     _, k_far = rope(k, k, offset=1000)
     q_far, _ = rope(q[:, :, -1:], q[:, :, -1:], offset=1005)
-    torch.testing.assert_close((q_far @ k_far.transpose(-1, -2))[0, 0, 0], scores, atol=1e-10, rtol=0)
+    torch.testing.assert_close(
+        (q_far @ k_far.transpose(-1, -2))[0, 0, 0], scores, atol=1e-10, rtol=0
+    )
 
 
 @values
@@ -150,7 +162,10 @@ def test_buffers_are_non_persistent():
 def test_follows_half_and_to(device):
     rope = RotaryEmbedding(8, max_len=16, rotary_dim=4).half()
     # the cache stays float32 (recomputed exactly), so half-precision rotations stay correctly rounded
-    assert rope.cos_cached.dtype == torch.float32 and rope.cos_cached.device.type == torch.device(device).type
+    assert (
+        rope.cos_cached.dtype == torch.float32
+        and rope.cos_cached.device.type == torch.device(device).type
+    )
     q = torch.zeros(1, 3, 8, dtype=torch.float16)
     q_rot, k_rot = rope(q, q)
     assert q_rot.dtype == torch.float16 and q_rot.shape == q.shape
@@ -164,7 +179,9 @@ def test_follows_half_and_to(device):
 @values
 def test_half_module_within_own_rounding():
     rope = RotaryEmbedding(64, max_len=2**17 + 1).to(torch.bfloat16)
-    q = torch.randn(1, 256, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    q = torch.randn(1, 256, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).to(
+        torch.bfloat16
+    )
     pos = torch.arange(2**17 - 255, 2**17 + 1)
     got, _ = rope(q, q, positions=pos)
     want = posenc.apply_rope(q.double(), pos)
@@ -179,14 +196,22 @@ def test_outputs_on_device(device):
     assert rope.cos_cached.device.type == torch.device(device).type
     q = torch.zeros(2, 4, 5, 16, device=device)
     k = torch.zeros(2, 1, 5, 16, device=device)
-    for kw in ({}, {"offset": 6}, {"positions": torch.arange(5, device=device)},
-               {"positions": torch.zeros(2, 5, device=device, dtype=torch.int64) + 3},
-               {"positions": torch.full((2, 5), 2.5, device=device)}):
+    for kw in (
+        {},
+        {"offset": 6},
+        {"positions": torch.arange(5, device=device)},
+        {"positions": torch.zeros(2, 5, device=device, dtype=torch.int64) + 3},
+        {"positions": torch.full((2, 5), 2.5, device=device)},
+    ):
         q_rot, k_rot = rope(q, k, **kw)
         assert q_rot.device.type == torch.device(device).type and q_rot.shape == q.shape
         assert k_rot.shape == k.shape and k_rot.dtype == k.dtype
     out = posenc.apply_rope(q.to(torch.bfloat16), 5, scaling={"rope_type": "linear", "factor": 2.0})
-    assert out.device.type == torch.device(device).type and out.dtype == torch.bfloat16 and out.shape == q.shape
+    assert (
+        out.device.type == torch.device(device).type
+        and out.dtype == torch.bfloat16
+        and out.shape == q.shape
+    )
     out = posenc.apply_rope(q, torch.zeros(2, 5, device=device), rotary_dim=4)
     assert out.device.type == torch.device(device).type and out.shape == q.shape
 
@@ -202,12 +227,27 @@ def test_outputs_on_device(device):
         ((7,), {"rotary_dim": 4}, None, None),  # odd head dim is fine with an even rotary_dim
         ((8,), {"rotary_dim": 10}, ValueError, r"rotary_dim must be <= dim \(8\), got 10"),
         ((8,), {"rotary_dim": 5}, ValueError, r"rotary_dim must be a positive even integer, got 5"),
-        ((8,), {"pairing": "neox"}, ValueError, r"pairing must be one of 'interleaved', 'half', got 'neox'"),
+        (
+            (8,),
+            {"pairing": "neox"},
+            ValueError,
+            r"pairing must be one of 'interleaved', 'half', got 'neox'",
+        ),
         ((8,), {"max_len": 0}, ValueError, r"max_len must be a positive integer, got 0"),
         ((8,), {"max_len": 2.5}, TypeError, r"max_len must be a positive integer"),
         ((8,), {"base": -1.0}, ValueError, r"base must be a finite number > 0 and != 1"),
-        ((8,), {"scaling": {"rope_type": "yarn"}}, ValueError, r"is missing 'factor', 'original_max_position_embeddings'"),
-        ((8,), {"scaling": {"rope_type": "su"}}, ValueError, r"scaling\['rope_type'\] must be one of 'default'"),
+        (
+            (8,),
+            {"scaling": {"rope_type": "yarn"}},
+            ValueError,
+            r"is missing 'factor', 'original_max_position_embeddings'",
+        ),
+        (
+            (8,),
+            {"scaling": {"rope_type": "su"}},
+            ValueError,
+            r"scaling\['rope_type'\] must be one of 'default'",
+        ),
         ((8,), {"seq_len": 0}, ValueError, r"seq_len must be an integer >= 1, got 0"),
     ],
 )
@@ -225,16 +265,46 @@ Q = torch.zeros(1, 3, 8, device="cpu")
 @pytest.mark.parametrize(
     "q,k,kwargs,exc,match",
     [
-        (torch.zeros(1, 3, 6, device="cpu"), Q, {}, ValueError, r"q must have shape \(\.\.\., seq, 8\).*got shape \(1, 3, 6\)"),
+        (
+            torch.zeros(1, 3, 6, device="cpu"),
+            Q,
+            {},
+            ValueError,
+            r"q must have shape \(\.\.\., seq, 8\).*got shape \(1, 3, 6\)",
+        ),
         (Q, torch.zeros(8, device="cpu"), {}, ValueError, r"k must have shape \(\.\.\., seq, 8\)"),
-        (Q, torch.zeros(1, 4, 8, device="cpu"), {}, ValueError, r"q and k must have the same seq length .* got 3 and 4"),
+        (
+            Q,
+            torch.zeros(1, 4, 8, device="cpu"),
+            {},
+            ValueError,
+            r"q and k must have the same seq length .* got 3 and 4",
+        ),
         (Q.long(), Q, {}, TypeError, r"q must be a floating tensor"),
         (np.zeros((1, 3, 8)), Q, {}, TypeError, r"q must be a floating tensor, got ndarray"),
         (Q, Q, {"offset": 1.5}, TypeError, r"offset must be an integer, got 1\.5"),
         (Q, Q, {"offset": "2"}, TypeError, r"offset must be an integer"),
-        (Q, Q, {"positions": torch.arange(3, device="cpu"), "offset": 2}, ValueError, r"pass positions or offset, not both"),
-        (Q, Q, {"positions": torch.arange(4, device="cpu")}, ValueError, r"positions of shape \(4,\) do not fit"),
-        (Q, Q, {"positions": torch.tensor([0.0, float("nan"), 1.0], device="cpu")}, ValueError, r"positions must be finite"),
+        (
+            Q,
+            Q,
+            {"positions": torch.arange(3, device="cpu"), "offset": 2},
+            ValueError,
+            r"pass positions or offset, not both",
+        ),
+        (
+            Q,
+            Q,
+            {"positions": torch.arange(4, device="cpu")},
+            ValueError,
+            r"positions of shape \(4,\) do not fit",
+        ),
+        (
+            Q,
+            Q,
+            {"positions": torch.tensor([0.0, float("nan"), 1.0], device="cpu")},
+            ValueError,
+            r"positions must be finite",
+        ),
         (Q, Q, {"positions": 4}, ValueError, r"must equal x's seq axis \(3\), got 4"),
     ],
 )

@@ -47,7 +47,9 @@ def test_follows_half_and_to():
 @pytest.mark.parametrize("layout", ["interleaved", "concat"])
 def test_layout_is_passed_through(layout):
     module = SinusoidalPositionalEncoding(8, max_len=4, layout=layout, base=500.0)
-    torch.testing.assert_close(module.table, posenc.sinusoidal(torch.arange(4), 8, layout=layout, base=500.0))
+    torch.testing.assert_close(
+        module.table, posenc.sinusoidal(torch.arange(4), 8, layout=layout, base=500.0)
+    )
 
 
 def test_dropout_only_in_training():

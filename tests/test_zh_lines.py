@@ -24,18 +24,21 @@ join = zh_lines.join_lines
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("位置\n编码", "位置编码"),                      # two Chinese characters
-        ("位置，\n编码", "位置，编码"),                  # full-width comma before the break
-        ("它的维度\n（偶数）", "它的维度（偶数）"),      # full-width bracket after the break
-        ("这是“位置\n编码”", "这是“位置编码”"),          # quotation marks
+        ("位置\n编码", "位置编码"),  # two Chinese characters
+        ("位置，\n编码", "位置，编码"),  # full-width comma before the break
+        ("它的维度\n（偶数）", "它的维度（偶数）"),  # full-width bracket after the break
+        ("这是“位置\n编码”", "这是“位置编码”"),  # quotation marks
         ("称为“旋转”\n的方法", "称为“旋转”的方法"),
-        ("位置—\n位置", "位置—位置"),                    # dash
-        ("等等……\n然后", "等等……然后"),                # ellipsis
+        ("位置—\n位置", "位置—位置"),  # dash
+        ("等等……\n然后", "等等……然后"),  # ellipsis
         ("见下文：\n`posenc.sinusoidal`", "见下文：`posenc.sinusoidal`"),  # punctuation, then code
-        ("用 RoPE\n。", "用 RoPE。"),                    # Latin word, then punctuation
-        ("见：\n  缩进的续行", "见：缩进的续行"),        # continuation line of a list item
-        ("，\n。\n（", "，。（"),                        # overlapping breaks
-        ("另一种约定见\n[配对方式](#pairings)一节", "另一种约定见[配对方式](#pairings)一节"),  # a link
+        ("用 RoPE\n。", "用 RoPE。"),  # Latin word, then punctuation
+        ("见：\n  缩进的续行", "见：缩进的续行"),  # continuation line of a list item
+        ("，\n。\n（", "，。（"),  # overlapping breaks
+        (
+            "另一种约定见\n[配对方式](#pairings)一节",
+            "另一种约定见[配对方式](#pairings)一节",
+        ),  # a link
         ("正是[旋转一页](rotation.md)\n指出的", "正是[旋转一页](rotation.md)指出的"),
         ("**尺度不匹配。**\n论文", "**尺度不匹配。**论文"),  # emphasis markers
     ],
@@ -47,18 +50,18 @@ def test_breaks_that_are_joined(text, expected):
 @pytest.mark.parametrize(
     "text",
     [
-        "位置编码\nTransformer",        # Chinese then Latin: the customary space stays
-        "维度\n$d$ 为偶数",             # Chinese then inline math
-        "一段话。\n- 列表项",            # the next line starts a list
-        "如下：\n$$",                    # display math
-        "如下：\n1. 第一项",             # an ordered list
-        "如下：\n| 表 | 格 |",           # a table
-        "结束。\n## 标题",               # a heading
-        "!!! note \"注意，\"\n    正文",  # an admonition title keeps its own line
-        "# 标题。\n正文",                # a heading line is never joined to the next
-        "English words\nmore words",     # nothing Chinese at all
+        "位置编码\nTransformer",  # Chinese then Latin: the customary space stays
+        "维度\n$d$ 为偶数",  # Chinese then inline math
+        "一段话。\n- 列表项",  # the next line starts a list
+        "如下：\n$$",  # display math
+        "如下：\n1. 第一项",  # an ordered list
+        "如下：\n| 表 | 格 |",  # a table
+        "结束。\n## 标题",  # a heading
+        '!!! note "注意，"\n    正文',  # an admonition title keeps its own line
+        "# 标题。\n正文",  # a heading line is never joined to the next
+        "English words\nmore words",  # nothing Chinese at all
         "见 [Hugging Face](https://huggingface.co)\n的代码",  # link text ends in Latin
-        "a · b\n· c",                   # a middle dot is not Chinese punctuation
+        "a · b\n· c",  # a middle dot is not Chinese punctuation
     ],
 )
 def test_breaks_that_are_kept(text):
@@ -146,7 +149,7 @@ def test_rendered_zh_pages_have_no_stray_space_in_chinese(built_site):
         for block in _article_text(path.read_text(encoding="utf-8")):
             for m in STRAY.finditer(block):
                 # a space between Chinese text and a placeholder (math, code) is customary
-                context = block[max(0, m.start() - 12): m.end() + 12]
+                context = block[max(0, m.start() - 12) : m.end() + 12]
                 offenders.append(f"{page}: …{context}…")
     assert not offenders, f"{len(offenders)} stray spaces:\n" + "\n".join(offenders[:40])
 

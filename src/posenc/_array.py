@@ -122,7 +122,9 @@ def check_dim(dim: Any, *, name: str = "dim", even: bool = True, maximum: int | 
     if dim <= 0 or (even and dim % 2):
         raise ValueError(f"{name} must be a {kind}, got {dim}")
     if maximum is not None and dim > maximum:
-        raise ValueError(f"{name} must be a {kind} <= {maximum} (no array can hold more), got {dim}")
+        raise ValueError(
+            f"{name} must be a {kind} <= {maximum} (no array can hold more), got {dim}"
+        )
     return dim
 
 
@@ -191,7 +193,9 @@ def as_positions(positions: Any, *, name: str = "positions") -> tuple[Any, bool]
     try:
         arr = np.asarray(positions)
     except Exception as exc:  # ragged lists and the like
-        raise TypeError(f"{name} must be an array of real numbers, got {_describe(positions)}") from exc
+        raise TypeError(
+            f"{name} must be an array of real numbers, got {_describe(positions)}"
+        ) from exc
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold real numbers, got {_describe(arr)}")
     if arr.dtype.kind == "f" and not compiling() and not np.isfinite(arr).all():

@@ -19,7 +19,7 @@ How posenc annotates a function whose output follows its input's library:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,7 @@ DTypeLike = npt.DTypeLike
 FloatArray = npt.NDArray[np.floating[Any]]
 IntArray = npt.NDArray[np.integer[Any]]
 # Positions on the NumPy side: a Python int is a count (0..n-1); anything array-like holds positions.
-PositionsLike = Union[int, npt.ArrayLike]
+PositionsLike = int | npt.ArrayLike
 Pairing = Literal["interleaved", "half"]
 Layout = Literal["interleaved", "concat"]
 

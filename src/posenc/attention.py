@@ -323,7 +323,9 @@ class _NumpyOps:
             arr = np.asarray(mask)
         except Exception as exc:  # ragged lists and the like
             kind = type(mask).__name__
-            raise TypeError(f"mask must be a boolean array (True = may attend), got {kind}") from exc
+            raise TypeError(
+                f"mask must be a boolean array (True = may attend), got {kind}"
+            ) from exc
         if arr.dtype != np.bool_:
             raise TypeError(
                 f"mask must be a boolean array (True = may attend), got dtype {arr.dtype}; "

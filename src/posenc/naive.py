@@ -89,7 +89,9 @@ def integer(positions: Tensor | PositionsLike, *, dtype: Any = None) -> Tensor |
 def normalized(positions: Tensor, length: int, *, dtype: TorchDType | None = ...) -> Tensor: ...
 @overload
 def normalized(positions: PositionsLike, length: int, *, dtype: DTypeLike = ...) -> FloatArray: ...
-def normalized(positions: Tensor | PositionsLike, length: int, *, dtype: Any = None) -> Tensor | FloatArray:
+def normalized(
+    positions: Tensor | PositionsLike, length: int, *, dtype: Any = None
+) -> Tensor | FloatArray:
     """Positions scaled into ``[0, 1]``: ``PE(p) = [p / (length - 1)]``.
 
     Parameters
@@ -153,7 +155,9 @@ def normalized(positions: Tensor | PositionsLike, length: int, *, dtype: Any = N
 def binary(positions: Tensor, bits: int, *, dtype: TorchDType | None = ...) -> Tensor: ...
 @overload
 def binary(positions: PositionsLike, bits: int, *, dtype: DTypeLike = ...) -> FloatArray: ...
-def binary(positions: Tensor | PositionsLike, bits: int, *, dtype: Any = None) -> Tensor | FloatArray:
+def binary(
+    positions: Tensor | PositionsLike, bits: int, *, dtype: Any = None
+) -> Tensor | FloatArray:
     """Positions written in base 2, one digit per dimension, most significant digit first.
 
     Parameters
@@ -231,7 +235,9 @@ def binary(positions: Tensor | PositionsLike, bits: int, *, dtype: Any = None) -
 def periodic(positions: Tensor, dim: int, *, dtype: TorchDType | None = ...) -> Tensor: ...
 @overload
 def periodic(positions: PositionsLike, dim: int, *, dtype: DTypeLike = ...) -> FloatArray: ...
-def periodic(positions: Tensor | PositionsLike, dim: int, *, dtype: Any = None) -> Tensor | FloatArray:
+def periodic(
+    positions: Tensor | PositionsLike, dim: int, *, dtype: Any = None
+) -> Tensor | FloatArray:
     """Sines that imitate binary digits: ``PE(p)_i = sin(p w_i)``, ``w_i = (pi/2) / 2**i``.
 
     Dimension ``i`` first reaches 1 at ``p = 2**i``, where the binary digit of weight ``2**i``

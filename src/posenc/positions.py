@@ -31,7 +31,9 @@ _UNSET: Any = object()  # tells "pad_value not passed" from pad_value=1
 def position_ids(attention_mask: Tensor, *, pad_value: int = ...) -> Tensor: ...
 @overload
 def position_ids(attention_mask: ArrayLike, *, pad_value: int = ...) -> IntArray: ...
-def position_ids(attention_mask: Tensor | ArrayLike, *, pad_value: int = _UNSET) -> Tensor | IntArray:
+def position_ids(
+    attention_mask: Tensor | ArrayLike, *, pad_value: int = _UNSET
+) -> Tensor | IntArray:
     """Position ids counted over the real tokens of a padded batch (the Hugging Face convention).
 
     Parameters

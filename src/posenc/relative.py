@@ -106,9 +106,7 @@ def _relative(q_len: int, k_len: int, offset: int, max_distance: int | None) -> 
     return rel
 
 
-def _check_int(
-    value: Any, name: str, *, minimum: int | None = None, none_ok: bool = False
-) -> int:
+def _check_int(value: Any, name: str, *, minimum: int | None = None, none_ok: bool = False) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         kind = "a non-negative integer" if minimum == 0 else "an integer"
         if none_ok:

@@ -282,7 +282,9 @@ def _check_x(x: Any) -> tuple[Any, bool]:
         shape = tuple(x.shape)
     else:
         if isinstance(x, (numbers.Number, str, bytes)) or x is None:
-            raise TypeError(f"x must be a floating array of shape (..., seq, dim), got {_describe(x)}")
+            raise TypeError(
+                f"x must be a floating array of shape (..., seq, dim), got {_describe(x)}"
+            )
         try:
             x = np.asarray(x)
         except Exception as exc:  # ragged lists and the like
@@ -291,7 +293,9 @@ def _check_x(x: Any) -> tuple[Any, bool]:
                 "that is not a rectangular array"
             ) from exc
         if x.dtype.kind != "f":
-            raise TypeError(f"x must be a floating array of shape (..., seq, dim), got dtype {x.dtype}")
+            raise TypeError(
+                f"x must be a floating array of shape (..., seq, dim), got dtype {x.dtype}"
+            )
         shape = x.shape
     if len(shape) < 2:
         raise ValueError(f"x must have shape (..., seq, dim), got shape {shape}")
@@ -306,7 +310,9 @@ def _check_x(x: Any) -> tuple[Any, bool]:
 def _rotary_dim(rotary_dim: Any, width: int, *, what: str = "x's last axis") -> int:
     if rotary_dim is None:
         if width % 2:
-            raise ValueError(f"{what} must be even to rotate all of it, got {width}; pass rotary_dim")
+            raise ValueError(
+                f"{what} must be even to rotate all of it, got {width}; pass rotary_dim"
+            )
         return int(width)  # under torch.compile(dynamic=True): specialised on the feature width
     rot = check_dim(rotary_dim, name="rotary_dim")
     if rot > width:
@@ -335,9 +341,13 @@ def _fit_positions(positions: Any, x: Any) -> Any:
     else:
         pos, torch_pos = as_positions(positions)
         if torch_pos and not is_torch(x):
-            raise TypeError("positions is a torch tensor but x is a NumPy array; pass both from one library")
+            raise TypeError(
+                "positions is a torch tensor but x is a NumPy array; pass both from one library"
+            )
         if torch_pos and pos.device != x.device:
-            raise ValueError(f"positions is on {pos.device} but x is on {x.device}; move one of them")
+            raise ValueError(
+                f"positions is on {pos.device} but x is on {x.device}; move one of them"
+            )
     shape = tuple(pos.shape)
     if len(shape) > len(want):
         raise ValueError(f"positions of shape {shape} have more axes than x.shape[:-1] = {want}")
@@ -402,7 +412,9 @@ def _rotate(x: Any, cos: Any, sin: Any, *, pairing: str, rotary_dim: int) -> Any
     xr = x[..., :rot].astype(work, copy=False)
     if pairing == "interleaved":
         a, b = xr[..., 0::2], xr[..., 1::2]
-        out = np.stack((a * cos - b * sin, a * sin + b * cos), axis=-1).reshape(a.shape[:-1] + (rot,))
+        out = np.stack((a * cos - b * sin, a * sin + b * cos), axis=-1).reshape(
+            a.shape[:-1] + (rot,)
+        )
     else:
         a, b = xr[..., :half], xr[..., half:]
         out = np.concatenate((a * cos - b * sin, a * sin + b * cos), axis=-1)
@@ -490,7 +502,9 @@ def _slabs(src: Any, dst: Any, both: Any, sin: Any) -> tuple[Any, Any, list[tupl
     return both, sin, [(src, dst)]
 
 
-def _rotate_torch_functional(x: Any, cos: Any, sin: Any, *, pairing: str, rot: int, work: Any) -> Any:
+def _rotate_torch_functional(
+    x: Any, cos: Any, sin: Any, *, pairing: str, rot: int, work: Any
+) -> Any:
     """The same rotation in functional ops: differentiable (``out=`` arguments do not support
     autograd) and traceable (no storage offsets or strides read)."""
     torch = sys.modules["torch"]

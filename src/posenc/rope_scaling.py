@@ -39,8 +39,14 @@ _KEYS = {
         ("factor", "original_max_position_embeddings"),
         ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate"),
     ),
-    "llama3": (("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"), ()),
-    "longrope": (("short_factor", "long_factor", "original_max_position_embeddings"), ("factor", "attention_factor")),
+    "llama3": (
+        ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
+        (),
+    ),
+    "longrope": (
+        ("short_factor", "long_factor", "original_max_position_embeddings"),
+        ("factor", "attention_factor"),
+    ),
 }
 
 
@@ -168,7 +174,9 @@ def rope_frequencies(
 rope_frequencies._dynamo_marked_constant = True  # type: ignore[attr-defined]
 
 
-def _dynamic(params: dict[str, Any], dim: int, base: float, i: FloatArray, seq_len: int | None) -> FloatArray:
+def _dynamic(
+    params: dict[str, Any], dim: int, base: float, i: FloatArray, seq_len: int | None
+) -> FloatArray:
     factor, trained = params["factor"], params["original_max_position_embeddings"]
     length = trained if seq_len is None else max(seq_len, trained)
     if dim == 2:  # one pair, frequency base**0 = 1 whatever the base (HF divides by dim - 2)
@@ -187,7 +195,9 @@ def _dynamic(params: dict[str, Any], dim: int, base: float, i: FloatArray, seq_l
     return out
 
 
-def _yarn(params: dict[str, Any], dim: int, base: float, plain: FloatArray) -> tuple[FloatArray, float]:
+def _yarn(
+    params: dict[str, Any], dim: int, base: float, plain: FloatArray
+) -> tuple[FloatArray, float]:
     factor, trained = params["factor"], params["original_max_position_embeddings"]
     attention = params.get("attention_factor")
     if attention is None:
@@ -208,7 +218,9 @@ def _yarn(params: dict[str, Any], dim: int, base: float, plain: FloatArray) -> t
     beta_slow = params.get("beta_slow", 1.0)
 
     def pair_index(rotations: float) -> float:  # the pair whose wavelength fits `rotations` times
-        wavelength = trained / (rotations * 2 * math.pi)  # inf or 0 for extreme betas: clamped below
+        wavelength = trained / (
+            rotations * 2 * math.pi
+        )  # inf or 0 for extreme betas: clamped below
         if wavelength == 0:
             return -math.inf
         return dim * math.log(wavelength) / (2 * math.log(base))
@@ -253,7 +265,9 @@ def _llama3(params: dict[str, Any], plain: FloatArray) -> FloatArray:
     return result
 
 
-def _longrope(params: dict[str, Any], plain: FloatArray, seq_len: int | None) -> tuple[FloatArray, float]:
+def _longrope(
+    params: dict[str, Any], plain: FloatArray, seq_len: int | None
+) -> tuple[FloatArray, float]:
     trained = params["original_max_position_embeddings"]
     long = seq_len is not None and seq_len > trained
     ext = np.asarray(params["long_factor" if long else "short_factor"], dtype=np.float64)
@@ -292,7 +306,9 @@ def _positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
 
 def _real(value: Any, name: str, *, minimum: float | None = None, strict: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a finite real number, got {value!r} ({type(value).__name__})")
+        raise TypeError(
+            f"{name} must be a finite real number, got {value!r} ({type(value).__name__})"
+        )
     try:
         value = float(value)
     except OverflowError:  # an int past float64's range
@@ -328,9 +344,13 @@ def _check_scaling(scaling: Any, dim: int, base: float) -> tuple[str, dict[str, 
     if rope_type is None:
         rope_type = legacy
     elif legacy is not None and legacy != rope_type:
-        raise ValueError(f"scaling has 'rope_type'={rope_type!r} and 'type'={legacy!r}; they must agree")
+        raise ValueError(
+            f"scaling has 'rope_type'={rope_type!r} and 'type'={legacy!r}; they must agree"
+        )
     if rope_type is None:
-        raise ValueError("scaling must name its 'rope_type' (one of " + ", ".join(map(repr, ROPE_TYPES)) + ")")
+        raise ValueError(
+            "scaling must name its 'rope_type' (one of " + ", ".join(map(repr, ROPE_TYPES)) + ")"
+        )
     check_choice(rope_type, name="scaling['rope_type']", choices=ROPE_TYPES)
     theta = raw.pop("rope_theta", None)
     if theta is not None and _real(theta, "scaling['rope_theta']") != base:
@@ -396,7 +416,9 @@ def _factor_list(value: Any, name: str, dim: int) -> list[float]:
     want = f"a list of dim // 2 = {dim // 2} positive numbers"
     if isinstance(value, np.ndarray):
         if value.ndim != 1:
-            raise ValueError(f"{name} must hold dim // 2 = {dim // 2} numbers, got shape {value.shape}")
+            raise ValueError(
+                f"{name} must hold dim // 2 = {dim // 2} numbers, got shape {value.shape}"
+            )
         if value.dtype == np.bool_ or value.dtype.kind not in "iuf":
             raise TypeError(f"{name} must be {want}, got dtype {value.dtype}")
         value = value.tolist()
@@ -406,7 +428,9 @@ def _factor_list(value: Any, name: str, dim: int) -> list[float]:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
             raise TypeError(f"{name} must be {want}, got {v!r} ({type(v).__name__}) at index {k}")
     if len(value) != dim // 2:
-        raise ValueError(f"{name} must hold dim // 2 = {dim // 2} numbers, got shape ({len(value)},)")
+        raise ValueError(
+            f"{name} must hold dim // 2 = {dim // 2} numbers, got shape ({len(value)},)"
+        )
     out = []
     for k, v in enumerate(value):
         try:

@@ -192,7 +192,9 @@ def sinusoidal(
     pos, torch_in = as_positions(positions)
     out_dtype = result_dtype(dtype, torch_out=torch_in)
     w = _ladder(dim, base)
-    if torch_in and pos.device.type == "mps":  # no float64 on Apple GPUs: exact on the CPU, then move
+    if (
+        torch_in and pos.device.type == "mps"
+    ):  # no float64 on Apple GPUs: exact on the CPU, then move
         cpu = sinusoidal(pos.cpu(), dim, base=base, layout=layout, dtype=out_dtype)
         return cpu.to(pos.device)
     backend = _TorchOps(pos) if torch_in else _NumpyOps()

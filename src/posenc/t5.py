@@ -26,11 +26,19 @@ __all__ = ["t5_bucket"]
 
 @overload
 def t5_bucket(
-    relative_position: Tensor, *, bidirectional: bool = ..., num_buckets: int = ..., max_distance: float = ...
+    relative_position: Tensor,
+    *,
+    bidirectional: bool = ...,
+    num_buckets: int = ...,
+    max_distance: float = ...,
 ) -> Tensor: ...
 @overload
 def t5_bucket(
-    relative_position: ArrayLike, *, bidirectional: bool = ..., num_buckets: int = ..., max_distance: float = ...
+    relative_position: ArrayLike,
+    *,
+    bidirectional: bool = ...,
+    num_buckets: int = ...,
+    max_distance: float = ...,
 ) -> IntArray: ...
 def t5_bucket(
     relative_position: Tensor | ArrayLike,
@@ -131,8 +139,13 @@ def _relative_positions(x: Any) -> tuple[Any, bool]:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"relative_position must hold integers, got {_describe(x)}") from exc
-    if arr.dtype == object and arr.size and all(
-        isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in arr.flat
+    if (
+        arr.dtype == object
+        and arr.size
+        and all(
+            isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+            for v in arr.flat
+        )
     ):
         raise ValueError(
             "relative_position must fit in int64 (or uint64 for non-negative values), got Python "
@@ -143,7 +156,9 @@ def _relative_positions(x: Any) -> tuple[Any, bool]:
     return arr.astype(np.uint64 if arr.dtype == np.uint64 else np.int64), False
 
 
-def _check_buckets(num_buckets: Any, max_distance: Any, bidirectional: bool) -> tuple[int, int, float]:
+def _check_buckets(
+    num_buckets: Any, max_distance: Any, bidirectional: bool
+) -> tuple[int, int, float]:
     least = 4 if bidirectional else 2
     if isinstance(num_buckets, bool) or not isinstance(num_buckets, numbers.Integral):
         raise TypeError(f"num_buckets must be an integer >= {least}, got {_describe(num_buckets)}")
@@ -184,7 +199,11 @@ def _bucket_numpy(rel: Any, bidirectional: bool, n: int, exact: int, log_range: 
         after = rel > 0
         r_float = rel.astype(np.float32) if bidirectional else np.zeros(rel.shape, np.float32)
         big = rel > _SATURATED
-        r = np.where(big, _SATURATED, rel).astype(np.int64) if bidirectional else np.zeros(rel.shape, np.int64)
+        r = (
+            np.where(big, _SATURATED, rel).astype(np.int64)
+            if bidirectional
+            else np.zeros(rel.shape, np.int64)
+        )
     else:
         after = rel > 0
         r = np.abs(np.maximum(rel, -_SATURATED)) if bidirectional else -np.clip(rel, -_SATURATED, 0)

@@ -51,7 +51,11 @@ def check_input(x: object, *, name: str, dim: int) -> torch.Tensor:
         raise TypeError(
             f"{name} must be a floating tensor, got {_describe(x)}; expected a torch.Tensor of "
             f"shape (..., seq, {dim})"
-            + (" (convert a NumPy array with torch.from_numpy)" if type(x).__module__ == "numpy" else "")
+            + (
+                " (convert a NumPy array with torch.from_numpy)"
+                if type(x).__module__ == "numpy"
+                else ""
+            )
         )
     if x.dtype not in FLOAT_DTYPES:
         raise TypeError(

@@ -154,7 +154,8 @@ class LearnedPositionalEmbedding(nn.Module):
             wide = positions.to(torch.int64)  # uint64 past 2**63 wraps negative: refused too
             inside = (wide >= 0) & (wide < self.max_len)
             torch._assert_async(
-                inside.all(), f"positions must lie in 0 .. {self.max_len - 1} (max_len={self.max_len})"
+                inside.all(),
+                f"positions must lie in 0 .. {self.max_len - 1} (max_len={self.max_len})",
             )
         elif positions.device.type != "meta" and positions.numel():
             # uint16/32/64 have no min/max on every device; uint64 past 2**63 would wrap in int64
@@ -216,7 +217,9 @@ class LearnedPositionalEmbedding(nn.Module):
         start = self.first_row + offset
         return x + self.weight[start : start + seq].to(x.dtype)  # (seq, dim) broadcast over ...
 
-    def _out_of_range(self, position: int, *, offset: int | None = None, seq: int | None = None) -> NoReturn:
+    def _out_of_range(
+        self, position: int, *, offset: int | None = None, seq: int | None = None
+    ) -> NoReturn:
         where = "" if offset is None else f" (offset={offset}, seq={seq})"
         if position < 0:
             raise PositionOutOfRangeError(

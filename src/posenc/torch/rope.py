@@ -125,20 +125,30 @@ class RotaryEmbedding(nn.Module):
         self.pairing: Pairing = check_choice(pairing, name="pairing", choices=PAIRINGS)  # type: ignore[assignment]
         self.max_len = check_dim(max_len, name="max_len", even=False)
         width = "dim" if rotary_dim is None else "rotary_dim"
-        check_entries(self.max_len, self.rotary_dim // 2, what=f"the cache of max_len x {width} // 2")
-        inv_freq, factor = rope_frequencies(self.rotary_dim, base=base, scaling=scaling, seq_len=seq_len)
+        check_entries(
+            self.max_len, self.rotary_dim // 2, what=f"the cache of max_len x {width} // 2"
+        )
+        inv_freq, factor = rope_frequencies(
+            self.rotary_dim, base=base, scaling=scaling, seq_len=seq_len
+        )
         self.base = float(base)
         self.scaling = None if scaling is None else dict(scaling)
-        self.inv_freq: np.ndarray = inv_freq  # float64 NumPy: not a buffer, so .half() cannot round it
+        self.inv_freq: np.ndarray = (
+            inv_freq  # float64 NumPy: not a buffer, so .half() cannot round it
+        )
         self.attention_factor = float(factor)
         dtype = torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
         cos, sin = self._table(None, dtype)  # default device
         self.register_buffer("cos_cached", cos, persistent=False)
         self.register_buffer("sin_cached", sin, persistent=False)
 
-    def _table(self, device: torch.device | None, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    def _table(
+        self, device: torch.device | None, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         # float64 first, then one rounding to the cache's dtype
-        cos, sin = _cos_sin(torch.arange(self.max_len, device=device), self.inv_freq, self.attention_factor)
+        cos, sin = _cos_sin(
+            torch.arange(self.max_len, device=device), self.inv_freq, self.attention_factor
+        )
         return cos.to(dtype), sin.to(dtype)
 
     def reset_parameters(self) -> None:
@@ -162,7 +172,10 @@ class RotaryEmbedding(nn.Module):
         return self
 
     def cos_sin(
-        self, x: torch.Tensor, positions: torch.Tensor | PositionsLike | None = None, offset: int = 0
+        self,
+        x: torch.Tensor,
+        positions: torch.Tensor | PositionsLike | None = None,
+        offset: int = 0,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """cos and sin for ``x`` of shape ``(..., seq, dim)``: ``(..., seq, rotary_dim // 2)`` each.
 
@@ -172,19 +185,28 @@ class RotaryEmbedding(nn.Module):
         x = check_input(x, name="x", dim=self.dim)
         return self._cos_sin(x, positions, offset)
 
-    def _cos_sin(self, x: torch.Tensor, positions: Any, offset: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def _cos_sin(
+        self, x: torch.Tensor, positions: Any, offset: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         work = torch.float64 if x.dtype == torch.float64 else torch.float32
         # the cache serves x when it is on x's device and as precise as x's rotation needs
-        cache_ok = self.cos_cached.device == x.device and (work == torch.float32 or self.cos_cached.dtype == work)
+        cache_ok = self.cos_cached.device == x.device and (
+            work == torch.float32 or self.cos_cached.dtype == work
+        )
         seq = x.shape[-2]
         if positions is None:
             offset = check_offset(offset, seq)
             if cache_ok and 0 <= offset and offset + seq <= self.max_len:
-                cos, sin = self.cos_cached[offset : offset + seq], self.sin_cached[offset : offset + seq]
+                cos, sin = (
+                    self.cos_cached[offset : offset + seq],
+                    self.sin_cached[offset : offset + seq],
+                )
                 return cos.to(work), sin.to(work)
             pos = torch.arange(offset, offset + seq, device=x.device)  # (seq,)
         else:
-            if isinstance(offset, bool) or not (isinstance(offset, numbers.Integral) and offset == 0):
+            if isinstance(offset, bool) or not (
+                isinstance(offset, numbers.Integral) and offset == 0
+            ):
                 raise ValueError(f"pass positions or offset, not both (got offset={offset!r})")
             if isinstance(positions, np.ndarray) and any(st < 0 for st in positions.strides):
                 positions = positions.copy()  # torch takes no negative strides (a[::-1])
@@ -262,7 +284,11 @@ class RotaryEmbedding(nn.Module):
         return out if rot == self.dim else torch.cat((out, x[..., rot:]), dim=-1)
 
     def extra_repr(self) -> str:
-        rope_type = "default" if self.scaling is None else self.scaling.get("rope_type", self.scaling.get("type"))
+        rope_type = (
+            "default"
+            if self.scaling is None
+            else self.scaling.get("rope_type", self.scaling.get("type"))
+        )
         return (
             f"dim={self.dim}, rotary_dim={self.rotary_dim}, base={self.base}, pairing={self.pairing!r}, "
             f"scaling={rope_type!r}, max_len={self.max_len}"

@@ -123,7 +123,9 @@ class SinusoidalPositionalEncoding(nn.Module):
             self.reset_parameters()
         return self
 
-    def encodings(self, seq_len: int, offset: int = 0, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    def encodings(
+        self, seq_len: int, offset: int = 0, *, dtype: torch.dtype | None = None
+    ) -> torch.Tensor:
         """The ``(seq_len, dim)`` encodings of positions ``offset .. offset+seq_len-1``.
 
         On the table's device, in ``dtype`` (default: the table's). Rows of the table when they
