@@ -121,7 +121,7 @@ def test_gradient_reaches_exactly_the_rows_used():
 def test_left_padded_batch_with_position_ids():
     module = LearnedPositionalEmbedding(8, 4)
     mask = torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1]])
-    ids = posenc.position_ids(mask)
+    ids = posenc.position_ids(mask, pad_value=1)
     out = module(torch.zeros(2, 4, 4), positions=ids)
     torch.testing.assert_close(out[0, 2:], module.weight[0:2].detach())
     torch.testing.assert_close(out[1], module.weight[0:4].detach())
