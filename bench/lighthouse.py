@@ -34,8 +34,11 @@ CLI = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
 CHROME = os.environ.get("CHROME_PATH", "/usr/bin/chromium")
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 AUDITS = {
-    "fcp_ms": "first-contentful-paint", "lcp_ms": "largest-contentful-paint",
-    "tbt_ms": "total-blocking-time", "cls": "cumulative-layout-shift", "si_ms": "speed-index",
+    "fcp_ms": "first-contentful-paint",
+    "lcp_ms": "largest-contentful-paint",
+    "tbt_ms": "total-blocking-time",
+    "cls": "cumulative-layout-shift",
+    "si_ms": "speed-index",
     "bytes": "total-byte-weight",
 }
 GOALS = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 100}
@@ -43,8 +46,13 @@ GOALS = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 
 
 def build_site(target: Path) -> None:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(target)],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(target)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"mkdocs build failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
 
@@ -56,7 +64,10 @@ def choose_pages(site: Path) -> list[tuple[str, str]]:
         if html.parent.name in ("assets", "search", "zh"):
             continue
         text = html.read_text(encoding="utf-8")
-        counts[html.parent.name] = (text.count('class="katex"'), text.count('class="posenc-figure"'))
+        counts[html.parent.name] = (
+            text.count('class="arithmatex"'),
+            text.count('class="posenc-figure"'),
+        )
     if not counts:
         raise FileNotFoundError(f"no pages in {site}")
     math = max(counts, key=lambda p: counts[p][0])
@@ -68,12 +79,18 @@ def choose_pages(site: Path) -> list[tuple[str, str]]:
 def lighthouse(url: str) -> dict[str, Any]:
     """One Lighthouse run (mobile preset) of ``url``: scores, timings and bytes."""
     cmd = [
-        shutil.which("node") or "node", str(CLI), url, "--output=json", "--output-path=stdout",
-        "--quiet", f"--only-categories={','.join(CATEGORIES)}",
+        shutil.which("node") or "node",
+        str(CLI),
+        url,
+        "--output=json",
+        "--output-path=stdout",
+        "--quiet",
+        f"--only-categories={','.join(CATEGORIES)}",
         "--chrome-flags=--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage",
     ]
-    proc = subprocess.run(cmd, env={**os.environ, "CHROME_PATH": CHROME}, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        cmd, env={**os.environ, "CHROME_PATH": CHROME}, capture_output=True, text=True, timeout=300
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"lighthouse failed on {url}: {proc.stderr[-2000:]}")
     report = json.loads(proc.stdout)
@@ -83,20 +100,29 @@ def lighthouse(url: str) -> dict[str, Any]:
         row[key] = None if value is None else (round(value, 3) if key == "cls" else round(value))
     row["requests"] = len(report["audits"]["network-requests"]["details"]["items"])
     row["failed"] = sorted(
-        a["id"] for c in ("accessibility", "best-practices", "seo")
-        for ref in report["categories"][c]["auditRefs"] if ref["weight"] > 0
-        for a in [report["audits"][ref["id"]]] if a["score"] is not None and a["score"] < 1
+        a["id"]
+        for c in ("accessibility", "best-practices", "seo")
+        for ref in report["categories"][c]["auditRefs"]
+        if ref["weight"] > 0
+        for a in [report["audits"][ref["id"]]]
+        if a["score"] is not None and a["score"] < 1
     )
-    row["versions"] = {"lighthouse": report["lighthouseVersion"],
-                       "chromium": re.sub(r".*Chrome/([\d.]+).*", r"\1", report["environment"]["hostUserAgent"])}
+    row["versions"] = {
+        "lighthouse": report["lighthouseVersion"],
+        "chromium": re.sub(r".*Chrome/([\d.]+).*", r"\1", report["environment"]["hostUserAgent"]),
+    }
     return row
 
 
 def run(json_path: Path | None, site: Path | None = None) -> dict[str, Any]:
     if not CLI.is_file():
-        raise FileNotFoundError(f"Lighthouse not found at {CLI}: run `npm ci` (make does this for you)")
+        raise FileNotFoundError(
+            f"Lighthouse not found at {CLI}: run `npm ci` (make does this for you)"
+        )
     if not (Path(CHROME).exists() or shutil.which(CHROME)):
-        raise FileNotFoundError(f"Chromium not found at {CHROME} (apt-get install chromium, or set CHROME_PATH)")
+        raise FileNotFoundError(
+            f"Chromium not found at {CHROME} (apt-get install chromium, or set CHROME_PATH)"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         if site is None:
             site = Path(tmp) / "site"
@@ -104,26 +130,37 @@ def run(json_path: Path | None, site: Path | None = None) -> dict[str, Any]:
             build_site(site)
         pages = choose_pages(site)
         rows = []
-        print(f"\n## Lighthouse (mobile preset), gzip-serving local server, load {os.getloadavg()[0]:.1f}")
-        print(f"   {'page':22s} {'kind':8s} {'perf':>4s} {'a11y':>4s} {'bp':>4s} {'seo':>4s} "
-              f"{'FCP ms':>7s} {'LCP ms':>7s} {'TBT ms':>7s} {'KiB':>7s} {'req':>4s}")
+        print(
+            f"\n## Lighthouse (mobile preset), gzip-serving local server, load {os.getloadavg()[0]:.1f}"
+        )
+        print(
+            f"   {'page':22s} {'kind':8s} {'perf':>4s} {'a11y':>4s} {'bp':>4s} {'seo':>4s} "
+            f"{'FCP ms':>7s} {'LCP ms':>7s} {'TBT ms':>7s} {'KiB':>7s} {'req':>4s}"
+        )
         with serve(site) as base:
             for kind, path in pages:
                 row = {"page": path, "kind": kind, **lighthouse(base + path)}
                 rows.append(row)
-                print(f"   {path:22s} {kind:8s} {row['performance']:4d} {row['accessibility']:4d} "
-                      f"{row['best-practices']:4d} {row['seo']:4d} {row['fcp_ms']:7d} {row['lcp_ms']:7d} "
-                      f"{row['tbt_ms']:7d} {row['bytes'] / 1024:7.1f} {row['requests']:4d}"
-                      + (f"  failed: {', '.join(row['failed'])}" if row["failed"] else ""), flush=True)
+                print(
+                    f"   {path:22s} {kind:8s} {row['performance']:4d} {row['accessibility']:4d} "
+                    f"{row['best-practices']:4d} {row['seo']:4d} {row['fcp_ms']:7d} {row['lcp_ms']:7d} "
+                    f"{row['tbt_ms']:7d} {row['bytes'] / 1024:7.1f} {row['requests']:4d}"
+                    + (f"  failed: {', '.join(row['failed'])}" if row["failed"] else ""),
+                    flush=True,
+                )
     versions = rows[0].pop("versions")
     for row in rows[1:]:
         row.pop("versions")
     met = {c: all(r[c] >= goal for r in rows) for c, goal in GOALS.items()}
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "preset": "mobile (Lighthouse default: simulated throttling)", "served": "gzip",
-        "load_average": round(os.getloadavg()[0], 1), **versions,
-        "goals": {c: f">= {g}" for c, g in GOALS.items()}, "met": met, "pages": rows,
+        "preset": "mobile (Lighthouse default: simulated throttling)",
+        "served": "gzip",
+        "load_average": round(os.getloadavg()[0], 1),
+        **versions,
+        "goals": {c: f">= {g}" for c, g in GOALS.items()},
+        "met": met,
+        "pages": rows,
     }
     verdicts = [f"{c} >= {g}: {'met' if met[c] else 'MISSED'}" for c, g in GOALS.items()]
     print("   goals: " + ", ".join(verdicts))

@@ -44,17 +44,26 @@ def measure(browser, base: str, path: str) -> dict:  # type: ignore[no-untyped-d
     rows = []
     for req in responses:
         sizes = req.sizes()
-        rows.append((sizes["responseBodySize"] + sizes["responseHeadersSize"], req.url[len(base):]))
+        rows.append(
+            (sizes["responseBodySize"] + sizes["responseHeadersSize"], req.url[len(base) :])
+        )
     context.close()
     rows.sort(reverse=True)
-    return {"path": path, "bytes": sum(b for b, _ in rows), "requests": len(rows), "resources": rows}
+    return {
+        "path": path,
+        "bytes": sum(b for b, _ in rows),
+        "requests": len(rows),
+        "resources": rows,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.page_weight", description=__doc__)
     parser.add_argument("site", nargs="?", type=Path, default=ROOT / "site")
     parser.add_argument("--page", action="append", help="URL path to measure (default: every page)")
-    parser.add_argument("--top", type=int, default=12, help="resources listed for the heaviest page")
+    parser.add_argument(
+        "--top", type=int, default=12, help="resources listed for the heaviest page"
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 

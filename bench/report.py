@@ -69,8 +69,10 @@ def peak_bytes(fn):
         peak = _status("VmHWM")
     except OSError:
         return None, None
-    nbytes = sum(t.numel() * t.element_size() if isinstance(t, torch.Tensor) else t.nbytes
-                 for t in (out if isinstance(out, tuple) else (out,)))
+    nbytes = sum(
+        t.numel() * t.element_size() if isinstance(t, torch.Tensor) else t.nbytes
+        for t in (out if isinstance(out, tuple) else (out,))
+    )
     del out
     gc.collect()
     return peak - before, nbytes
@@ -95,7 +97,9 @@ def memory_rows(size, device):
         peak, out = peak_bytes(fn)
         if peak is None:
             return []
-        rows.append({"name": name, "peak_mb": peak / 2**20, "output_mb": out / 2**20, "ratio": peak / out})
+        rows.append(
+            {"name": name, "peak_mb": peak / 2**20, "output_mb": out / 2**20, "ratio": peak / out}
+        )
     return rows
 
 
@@ -103,8 +107,13 @@ def build_seconds():
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", tmp],
-                              cwd=ROOT, env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", tmp],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         seconds = time.perf_counter() - t0
     return seconds if proc.returncode == 0 else None
 
@@ -120,14 +129,20 @@ def print_case(case):
     print(f"\n## {case['title']}")
     if "error_at" in case:
         print(f"   error: {case['error_at']}")
-    print(f"   {'contender':48s} {'ms':>9s} {'x fastest peer':>14s} {'x floors':>18s} {'max error':>10s}")
+    print(
+        f"   {'contender':48s} {'ms':>9s} {'x fastest peer':>14s} {'x floors':>18s} {'max error':>10s}"
+    )
     for r in case["rows"]:
         floors = " ".join(f"{v:.2f}" for v in r.get("ratio_to_floor", {}).values())
         extra = f"  (x{r['ratio_to_bare']:.2f} the bare op)" if "ratio_to_bare" in r else ""
         note = f"  [{r['note']}]" if "note" in r else ""
-        print(f"   {r['name']:48s} {r['ms']:9.2f} {_fmt(r.get('ratio_to_fastest_peer'), '14.2f')} "
-              f"{floors:>18s} {_fmt(r.get('max_error'), '10.1e')}{extra}{note}")
-    print(f"   goal: {case['goal']}: measured {case['measured_ratio']:.2f} -> {'met' if case['met'] else 'MISSED'}")
+        print(
+            f"   {r['name']:48s} {r['ms']:9.2f} {_fmt(r.get('ratio_to_fastest_peer'), '14.2f')} "
+            f"{floors:>18s} {_fmt(r.get('max_error'), '10.1e')}{extra}{note}"
+        )
+    print(
+        f"   goal: {case['goal']}: measured {case['measured_ratio']:.2f} -> {'met' if case['met'] else 'MISSED'}"
+    )
 
 
 def run(*, device="cpu", quick=False, repeat=None, memory=True, build=True, json_path=None):
@@ -136,9 +151,14 @@ def run(*, device="cpu", quick=False, repeat=None, memory=True, build=True, json
     torch.manual_seed(0)
     results = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "quick": quick, "repeat": repeat, "machine": machine(device), "cases": [],
+        "quick": quick,
+        "repeat": repeat,
+        "machine": machine(device),
+        "cases": [],
     }
-    print(f"posenc bench on {device} ({'quick sizes' if quick else 'full sizes'}, {repeat} rounds, medians)")
+    print(
+        f"posenc bench on {device} ({'quick sizes' if quick else 'full sizes'}, {repeat} rounds, medians)"
+    )
     for case_fn in cases.CASES:
         case = case_fn(size, repeat, device)
         results["cases"].append(case)
@@ -147,20 +167,36 @@ def run(*, device="cpu", quick=False, repeat=None, memory=True, build=True, json
     if results["memory"]:
         print("\n## peak memory added by one call (output included)")
         for r in results["memory"]:
-            print(f"   {r['name']:40s} peak {r['peak_mb']:8.1f} MB  output {r['output_mb']:8.1f} MB  x{r['ratio']:.2f}")
+            print(
+                f"   {r['name']:40s} peak {r['peak_mb']:8.1f} MB  output {r['output_mb']:8.1f} MB  x{r['ratio']:.2f}"
+            )
         worst = max(r["ratio"] for r in results["memory"])
-        results["memory_goal"] = {"goal": "peak <= 2x the output", "measured_ratio": worst, "met": worst <= 2.0}
-        print(f"   goal: peak <= 2x the output: measured {worst:.2f} -> {'met' if worst <= 2 else 'MISSED'}")
+        results["memory_goal"] = {
+            "goal": "peak <= 2x the output",
+            "measured_ratio": worst,
+            "met": worst <= 2.0,
+        }
+        print(
+            f"   goal: peak <= 2x the output: measured {worst:.2f} -> {'met' if worst <= 2 else 'MISSED'}"
+        )
     if build:
         seconds = build_seconds()
-        results["build"] = {"goal": "mkdocs build --strict <= 20 s", "seconds": seconds,
-                            "met": seconds is not None and seconds <= 20}
+        results["build"] = {
+            "goal": "mkdocs build --strict <= 20 s",
+            "seconds": seconds,
+            "met": seconds is not None and seconds <= 20,
+        }
         print(f"\n## site build: mkdocs build --strict {_fmt(seconds, '.1f')} s (goal <= 20 s)")
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         if Path(json_path).exists():  # keep the sections other runs merged in (--only ...)
             old = json.loads(Path(json_path).read_text(encoding="utf-8"))
-            results = {**{k: v for k, v in old.items() if k in ("compile", "lighthouse")}, **results}
-        Path(json_path).write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            results = {
+                **{k: v for k, v in old.items() if k in ("compile", "lighthouse")},
+                **results,
+            }
+        Path(json_path).write_text(
+            json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
         print(f"\nwrote {json_path}")
     return results

@@ -36,7 +36,10 @@ class _GzipHandler(http.server.SimpleHTTPRequestHandler):
         gz = "gzip" in self.headers.get("Accept-Encoding", "")
         if not (gz and path.is_file() and path.suffix in COMPRESSIBLE):
             return super().send_head()
-        if not self.path.split("?", 1)[0].endswith("/") and (Path(self.translate_path(self.path))).is_dir():
+        if (
+            not self.path.split("?", 1)[0].endswith("/")
+            and (Path(self.translate_path(self.path))).is_dir()
+        ):
             return super().send_head()  # the redirect to the slash-terminated URL
         body = self._cache.get(path)
         if body is None:

@@ -50,11 +50,18 @@ def _process() -> subprocess.Popen[str]:
     if not _node:
         node = shutil.which("node")
         if node is None or not (KATEX / "katex.js").is_file():
-            raise PluginError("KaTeX needs Node.js and node_modules/katex: run `npm ci` (make does)")
+            raise PluginError(
+                "KaTeX needs Node.js and node_modules/katex: run `npm ci` (make does)"
+            )
         _node.append(
             subprocess.Popen(
-                [node, str(SCRIPT)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                text=True, encoding="utf-8", bufsize=1,
+                [node, str(SCRIPT)],
+                cwd=ROOT,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                bufsize=1,
             )
         )
         atexit.register(_stop)
@@ -85,9 +92,14 @@ def typeset(items: list[tuple[str, bool]], where: str = "") -> list[dict[str, st
             if "error" in out:
                 raise PluginError(f"{where}: KaTeX cannot typeset {tex!r}: {out['error']}")
             if display:
-                out["html"] = out["html"].replace("<math ", '<math display="block" ', 1).replace(
-                    f">{html.escape(DISPLAY_STYLE, quote=False)}", ">", 1)
-            _classes.update(c for m in re.finditer(r'class="([^"]*)"', out["html"]) for c in m[1].split())
+                out["html"] = (
+                    out["html"]
+                    .replace("<math ", '<math display="block" ', 1)
+                    .replace(f">{html.escape(DISPLAY_STYLE, quote=False)}", ">", 1)
+                )
+            _classes.update(
+                c for m in re.finditer(r'class="([^"]*)"', out["html"]) for c in m[1].split()
+            )
             _cache[(tex, display)] = {"html": out["html"], "text": mathml_text(out["html"]) or tex}
     return [_cache[item] for item in items]
 
@@ -135,7 +147,9 @@ def _text(el: ET.Element) -> str:
             return parts[0]
         return parts[0] + _script(parts[1], _SUP_OK, _SUP, "^")
     if tag in ("msubsup", "munderover") and len(parts) == 3:
-        return parts[0] + _script(parts[1], _SUB_OK, _SUB, "_") + _script(parts[2], _SUP_OK, _SUP, "^")
+        return (
+            parts[0] + _script(parts[1], _SUB_OK, _SUB, "_") + _script(parts[2], _SUP_OK, _SUP, "^")
+        )
     if tag == "mfrac" and len(parts) == 2:
         a, b = (p.strip() for p in parts)
         a = a if re.fullmatch(r"\w+", a) else f"({a})"
@@ -201,8 +215,14 @@ def on_page_content(html_text: str, page: Any, config: Any, files: Any) -> str:
         tag = m["tag"]
         # a display formula that is wider than a phone scrolls: keyboard users can focus it
         attrs = ' tabindex="0"' if tag == "div" else ""
-        pieces += [html_text[last : m.start()], f'<{tag} class="arithmatex"{attrs}>{rendered["html"]}</{tag}>']
-        search += [html_text[last : m.start()], f"<{tag}>{html.escape(rendered['text'], quote=False)}</{tag}>"]
+        pieces += [
+            html_text[last : m.start()],
+            f'<{tag} class="arithmatex"{attrs}>{rendered["html"]}</{tag}>',
+        ]
+        search += [
+            html_text[last : m.start()],
+            f"<{tag}>{html.escape(rendered['text'], quote=False)}</{tag}>",
+        ]
         last = m.end()
     pieces.append(html_text[last:])
     search.append(html_text[last:])

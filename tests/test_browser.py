@@ -29,8 +29,14 @@ pytestmark = [pytest.mark.site, pytest.mark.browser]
 
 CHROMIUM = os.environ.get("POSENC_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--disable-dev-shm-usage",
 ]
 PHONE = {"width": 390, "height": 844}
@@ -282,7 +288,11 @@ def test_each_language_searches_its_own_pages(page, server, lang, query):
     in_zh = [("/zh/" in href) for href in links]
     assert all(in_zh) if lang == "zh" else not any(in_zh), links
     indexes = [u for u in page.requests if u.endswith("search_index.json")]
-    own = f"{server}/zh/search/search_index.json" if lang == "zh" else f"{server}/search/search_index.json"
+    own = (
+        f"{server}/zh/search/search_index.json"
+        if lang == "zh"
+        else f"{server}/search/search_index.json"
+    )
     assert indexes == [own], indexes
 
 
@@ -299,12 +309,16 @@ def test_chinese_query_is_searched_and_highlighted_by_words(page, server, query)
     target = next(href for href in links if parse_qs(urlsplit(href).query).get("h"))
     page.goto(target)
     page.wait_for_selector("mark[data-md-highlight]", timeout=15000)  # after the index loads
-    marks = page.eval_on_selector_all("mark[data-md-highlight]", "els => els.map(e => e.textContent)")
+    marks = page.eval_on_selector_all(
+        "mark[data-md-highlight]", "els => els.map(e => e.textContent)"
+    )
     assert marks and all(len(m) > 1 for m in marks), (unquote(target), marks[:10])
 
 
-@pytest.mark.parametrize("query", ["插值", "内插", "长度外推", "外推", "旋转式位置编码", "旋转位置编码",
-                                   "词向量", "词元嵌入"])
+@pytest.mark.parametrize(
+    "query",
+    ["插值", "内插", "长度外推", "外推", "旋转式位置编码", "旋转位置编码", "词向量", "词元嵌入"],
+)
 def test_chinese_terms_and_aliases_find_pages(page, server, query):
     """The words readers type, glossary terms and their aliases (hooks/terms.yml), find pages."""
     page.goto(_url(server, "zh", "index.md"))
@@ -352,7 +366,9 @@ def test_math_is_typeset_at_build_time(browser, server, lang):
             on.requests.clear()
             on.goto(url, wait_until="load")
             scripts = [u for u in on.requests if u.split("?")[0].endswith((".js", ".mjs"))]
-            math_js = [u for u in scripts if any(k in u.lower() for k in ("mathjax", "katex", "tex-"))]
+            math_js = [
+                u for u in scripts if any(k in u.lower() for k in ("mathjax", "katex", "tex-"))
+            ]
             assert not math_js, (name, math_js)
         assert with_math >= 15, with_math  # the check saw the math pages
     finally:

@@ -30,6 +30,7 @@ def test_all_names_are_exported_and_not_star_imported():
         "fairseq_make_positions",
         "marian_sinusoidal_weight",
         "mae_2d_sincos_pos_embed",
+        "whisper_sinusoids",
     }
     assert all(callable(getattr(compat, name)) for name in compat.__all__)
     assert not any(hasattr(posenc, name) for name in compat.__all__ if name not in posenc.__all__)

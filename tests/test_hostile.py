@@ -1409,6 +1409,9 @@ def _state_cases():
 
 
 MODULE_STATES = _state_cases()
+# hostile_specs_<family>.py files may add module states of their own (a MODULE_STATES dict)
+for _path in sorted(Path(__file__).parent.glob("hostile_specs_*.py")):
+    MODULE_STATES.update(getattr(importlib.import_module(_path.stem), "MODULE_STATES", {}))
 MODULE_STATES_COVERED = {k.split("-", 1)[0] for k in MODULE_STATES if "reset_parameters" in k}
 
 

@@ -13,25 +13,43 @@ from types import ModuleType
 
 from . import alibi as _alibi
 from . import attention as _attention
+from . import axial as _axial
+from . import deberta as _deberta
+from . import frontier as _frontier
+from . import layers as _layers
+from . import mla as _mla
+from . import mrope as _mrope
 from . import naive as _naive
 from . import positions as _positions
 from . import relative as _relative
+from . import resize as _resize
 from . import rope as _rope
+from . import rope2d as _rope2d
 from . import rope_scaling as _rope_scaling
 from . import sincos2d as _sincos2d
 from . import sinusoidal as _sinusoidal
 from . import t5 as _t5
+from . import xpos as _xpos
 from ._version import __version__ as __version__
 from .alibi import *  # noqa: F403
 from .attention import *  # noqa: F403
+from .axial import *  # noqa: F403
+from .deberta import *  # noqa: F403
+from .frontier import *  # noqa: F403
+from .layers import *  # noqa: F403
+from .mla import *  # noqa: F403
+from .mrope import *  # noqa: F403
 from .naive import *  # noqa: F403
 from .positions import *  # noqa: F403
 from .relative import *  # noqa: F403
+from .resize import *  # noqa: F403
 from .rope import *  # noqa: F403
+from .rope2d import *  # noqa: F403
 from .rope_scaling import *  # noqa: F403
 from .sincos2d import *  # noqa: F403
 from .sinusoidal import *  # noqa: F403
 from .t5 import *  # noqa: F403
+from .xpos import *  # noqa: F403
 
 __all__ = [
     *_sinusoidal.__all__,
@@ -43,6 +61,15 @@ __all__ = [
     *_rope.__all__,
     *_alibi.__all__,
     *_t5.__all__,
+    *_mrope.__all__,
+    *_frontier.__all__,
+    *_xpos.__all__,
+    *_axial.__all__,
+    *_deberta.__all__,
+    *_resize.__all__,
+    *_layers.__all__,
+    *_rope2d.__all__,
+    *_mla.__all__,
     *_sincos2d.__all__,
 ]
 

@@ -47,7 +47,12 @@ EXACT = {
     "bidirectional": "双向",
     "causal": "因果",
     "relative position $j - i$": "相对位置 $j - i$",
+    "relative position $i - j$": "相对位置 $i - j$",
     "bucket": "桶",
+    # deberta.md, resize.md (issue 11)
+    "trained $7 \\times 7$": "训练时 $7 \\times 7$",
+    "bicubic $14 \\times 14$": "双三次 $14 \\times 14$",
+    "nearest $14 \\times 14$": "最近邻 $14 \\times 14$",
     "position": "位置",
     "dimension": "维度",
     "dimension $i$": "维度 $i$",
@@ -75,45 +80,57 @@ PATTERNS = [
 
 # alt texts (aria-label of each figure)
 ALT = {
-    "cosine similarity of random Gaussian vectors: histograms and standard deviation against dimension":
-        "随机高斯向量的余弦相似度：直方图，以及标准差随维度的变化",
+    "DeBERTa bucket of each relative position i - j, clipped to the span": "DeBERTa 每个相对位置 i - j 的桶（截断到跨度之内）",
+    "One channel of a 7 x 7 position table resized to 14 x 14, bicubic and nearest": "7 × 7 位置表的一个通道缩放到 14 × 14：双三次插值与最近邻插值",
+    "cosine similarity of random Gaussian vectors: histograms and standard deviation against dimension": "随机高斯向量的余弦相似度：直方图，以及标准差随维度的变化",
     "log2 of the ALiBi slope of each head, for 8 and 12 heads": "8 个头和 12 个头时，每个头的 ALiBi 斜率的 log2",
     "ALiBi bias matrices of heads 0, 2 and 7 of 8, 16 tokens": "8 个头中第 0、2、7 个头的 ALiBi 偏置矩阵，16 个词元",
     "cosine similarity between rows: random table and sinusoidal table": "各行之间的余弦相似度：随机表与正弦表",
     "integer, normalized and binary codes of positions 0 to 31": "位置 0 到 31 的整数、归一化与二进制编码",
     "time relative to the fastest peer": "相对最快同类实现的耗时",
-    "periodic code dimensions 0 to 3 against binary digits of weight 1 to 8":
-        "周期性编码的第 0 到 3 维，与权重为 1 到 8 的二进制位对照",
-    "distance from the code of position 3 to the codes of positions 0 to 255, d = 6":
-        "位置 3 的编码到位置 0 到 255 的编码的距离，d = 6",
+    "periodic code dimensions 0 to 3 against binary digits of weight 1 to 8": "周期性编码的第 0 到 3 维，与权重为 1 到 8 的二进制位对照",
+    "distance from the code of position 3 to the codes of positions 0 to 255, d = 6": "位置 3 的编码到位置 0 到 255 的编码的距离，d = 6",
     "relative positions j - i, unclipped and clipped at 3": "相对位置 j - i：不截断与截断到 3",
-    "wavelength of each RoPE pair against the trained length, d = 128":
-        "旋转位置编码每个维度对的波长与训练长度对照，d = 128",
-    "how linear, NTK-aware, dynamic, YaRN, Llama 3 and LongRoPE scaling bend the RoPE frequency ladder":
-        "线性、NTK-aware、动态、YaRN、Llama 3 与 LongRoPE 缩放如何改变旋转位置编码的频率阶梯",
-    "a query pair and a key pair rotated to positions (1, 0) and (4, 3)":
-        "一个查询维度对和一个键维度对，分别旋转到位置 (1, 0) 和 (4, 3)",
-    "RoFormer decay bound and all-ones score against relative distance, d = 128":
-        "RoFormer 的衰减上界与全 1 向量的分数随相对距离的变化，d = 128",
-    "RoPE error in bfloat16 and float16 against start position, three implementations":
-        "三种实现在 bfloat16 与 float16 下的旋转位置编码误差随起始位置的变化",
+    "wavelength of each RoPE pair against the trained length, d = 128": "旋转位置编码每个维度对的波长与训练长度对照，d = 128",
+    "how linear, NTK-aware, dynamic, YaRN, Llama 3 and LongRoPE scaling bend the RoPE frequency ladder": "线性、NTK-aware、动态、YaRN、Llama 3 与 LongRoPE 缩放如何改变旋转位置编码的频率阶梯",
+    "a query pair and a key pair rotated to positions (1, 0) and (4, 3)": "一个查询维度对和一个键维度对，分别旋转到位置 (1, 0) 和 (4, 3)",
+    "RoFormer decay bound and all-ones score against relative distance, d = 128": "RoFormer 的衰减上界与全 1 向量的分数随相对距离的变化，d = 128",
+    "RoPE error in bfloat16 and float16 against start position, three implementations": "三种实现在 bfloat16 与 float16 下的旋转位置编码误差随起始位置的变化",
     "two sin-cos pairs of positions 0 to 7 on the unit circle": "位置 0 到 7 的两个正弦余弦维度对在单位圆上的位置",
     "dot product of codes against offset for d = 64, 128, 512": "d = 64、128、512 时编码点积随偏移的变化",
-    "cosine similarity of one patch's 2-D code to all patches of a 14 by 14 grid":
-        "一个图块的二维编码与 14 × 14 网格中所有图块的余弦相似度",
+    "cosine similarity of one patch's 2-D code to all patches of a 14 by 14 grid": "一个图块的二维编码与 14 × 14 网格中所有图块的余弦相似度",
+    "cosine of the rotation angle of one pair over a 16 by 16 patch grid: axial row, axial column, mixed": "一个维度对的旋转角余弦在 16 × 16 图块网格上的分布：轴向行、轴向列、混合",
     "heatmap of PE for 256 positions and 128 dimensions": "256 个位置、128 维的 PE 热图",
     "wavelength of each pair, d = 128, log scale": "每个维度对的波长，d = 128，对数坐标",
     "distance moved by each pair over k positions, d = 128": "每个维度对在 k 个位置内移动的距离，d = 128",
     "float32 error against position, log scale": "float32 误差随位置的变化，对数坐标",
     "T5 bucket of each relative position, bidirectional and causal": "每个相对位置的 T5 桶：双向与因果",
-    "T5 bias matrices with random weights, 64 tokens, bidirectional and causal":
-        "随机权重的 T5 偏置矩阵，64 个词元，双向与因果",
+    "T5 bias matrices with random weights, 64 tokens, bidirectional and causal": "随机权重的 T5 偏置矩阵，64 个词元，双向与因果",
 }
 
 
-_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "theta": "θ", "lambda": "λ",
-          "omega": "ω", "pi": "π", "varphi": "φ", "phi": "φ", "sigma": "σ", "mu": "μ", "cdot": "·",
-          "times": "×", "le": "≤", "ge": "≥", "sqrt": "√", "log": "log", "ln": "ln"}
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
+_GREEK = {
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "theta": "θ",
+    "lambda": "λ",
+    "omega": "ω",
+    "pi": "π",
+    "varphi": "φ",
+    "phi": "φ",
+    "sigma": "σ",
+    "mu": "μ",
+    "cdot": "·",
+    "times": "×",
+    "le": "≤",
+    "ge": "≥",
+    "sqrt": "√",
+    "log": "log",
+    "ln": "ln",
+}
 _SUB = str.maketrans("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ")
 _SUP = str.maketrans("0123456789+-=()ein", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵉⁱⁿ")
 
@@ -150,6 +167,8 @@ def translate(text: str) -> str:
     for pattern, repl in PATTERNS:
         if re.match(pattern, text):
             return plain_math(re.sub(pattern, repl, text))
+    if "$" in text and re.search(f"[{_HAN}]", text):  # already Chinese (a block that chose it)
+        return plain_math(text)
     return text
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "mae_2d_sincos_pos_embed",
     "marian_sinusoidal_weight",
     "tensor2tensor_timing_signal_1d",
+    "whisper_sinusoids",
 ]
 
 
@@ -112,6 +113,66 @@ def tensor2tensor_timing_signal_1d(
     positions = np.arange(length, dtype=np.float64) + start
     table = _halves(positions, inv, channels)  # (length, channels)
     return table.astype(np.float32)[None]
+
+
+@overload
+def whisper_sinusoids(
+    length: int, channels: int, max_timescale: float = ..., *, like: Tensor
+) -> Tensor: ...
+@overload
+def whisper_sinusoids(
+    length: int, channels: int, max_timescale: float = ..., *, like: None = ...
+) -> FloatArray: ...
+def whisper_sinusoids(
+    length: int, channels: int, max_timescale: float = 10000, *, like: Tensor | None = None
+) -> Tensor | FloatArray:
+    """Whisper's ``sinusoids`` (``WhisperEncoder.embed_positions``). Experimental.
+
+    :func:`tensor2tensor_timing_signal_1d` under another name: ``inv[k] = exp(-k log(max) /
+    (channels/2 - 1))``, rows ``[sin(p inv), cos(p inv)]``, as a ``(length, channels)`` float32
+    table. Default: a NumPy array, exact to float32 (angles in float64, rounded once). With
+    ``like`` a torch tensor: the original's float32 operations with torch on ``like``'s device,
+    equal bit for bit to transformers' ``models.whisper.modeling_whisper.sinusoids`` (whose
+    float32 angles are off by up to ``1e-4`` at position 1500). Whisper: arXiv:2212.04356.
+
+    Parameters
+    ----------
+    length : int
+        Rows (``>= 0``).
+    channels : int
+        Width, even and ``>= 4`` (Whisper divides by ``channels // 2 - 1``).
+    max_timescale : float, default 10000
+        Longest timescale, a finite number > 0.
+    like : torch.Tensor, optional
+        Build with torch on its device, operation for operation (any dtype; the result is float32).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from posenc import compat
+    >>> np.round(compat.whisper_sinusoids(2, 4).astype(np.float64), 3)
+    array([[0.   , 0.   , 1.   , 1.   ],
+           [0.841, 0.   , 0.54 , 1.   ]])
+    """
+    rows = _size(length, "length")
+    dim = _size(check_dim(channels, name="channels"), "channels")
+    if dim < 4:
+        raise ValueError(
+            f"channels must be an even integer >= 4 (Whisper divides by channels/2 - 1), got {dim}"
+        )
+    _table_size(rows, dim, "length", "channels")
+    increment = math.log(_positive(max_timescale, "max_timescale")) / (dim // 2 - 1)
+    if like is None:
+        inv = np.exp(np.arange(dim // 2, dtype=np.float64) * -increment)
+        out: FloatArray = _halves(np.arange(rows, dtype=np.float64), inv, dim).astype(np.float32)
+        return out
+    if not is_torch(like):
+        raise TypeError(f"like must be a torch tensor or None, got {_describe(like)}")
+    torch = sys.modules["torch"]
+    f32, dev = torch.float32, like.device
+    inv_t = torch.exp(-increment * torch.arange(dim // 2, device=dev).to(f32))
+    scaled = torch.arange(rows, device=dev).view(-1, 1).to(f32) * inv_t.view(1, -1)
+    return torch.cat([scaled.sin(), scaled.cos()], dim=1)
 
 
 def fairseq_sinusoidal_embedding(

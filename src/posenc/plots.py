@@ -31,8 +31,18 @@ _calls: dict = {}
 _page: list[str | None] = [None]
 
 # matplotlib's default cycle (tab10) -> CSS variables set per colour scheme in posenc.css
-_CYCLE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-          "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+_CYCLE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 MIN_FONT_PT = 9.0  # no text smaller than this (the figure is never shown below 1:1.2)
 
 
@@ -70,10 +80,15 @@ def figure(width: float = 6.4, height: float = 3.2, **kwargs: Any) -> Any:
     import matplotlib.pyplot as plt
 
     # a fixed salt keeps the SVG deterministic; to_html makes ids unique per figure
-    plt.rcParams.update({
-        "svg.fonttype": "none", "svg.hashsalt": "posenc", "font.size": 10,
-        "savefig.transparent": True, "font.family": ["DejaVu Sans", *_cjk_fonts()],
-    })
+    plt.rcParams.update(
+        {
+            "svg.fonttype": "none",
+            "svg.hashsalt": "posenc",
+            "font.size": 10,
+            "savefig.transparent": True,
+            "font.family": ["DejaVu Sans", *_cjk_fonts()],
+        }
+    )
     return plt.subplots(figsize=(width, height), layout="constrained", **kwargs)
 
 
@@ -92,7 +107,14 @@ def _texts(fig: Any) -> list[Any]:
     out = list(fig.texts)
     legends = list(fig.legends)
     for ax in fig.axes:
-        out += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        out += [
+            ax.title,
+            ax._left_title,
+            ax._right_title,
+            ax.xaxis.label,
+            ax.yaxis.label,
+            *ax.texts,
+        ]
         legends.append(ax.get_legend())
     for legend in legends:
         if legend is not None:
@@ -179,7 +201,11 @@ def to_html(fig: Any, *, alt: str = "") -> str:
         buf = io.StringIO()
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Glyph .* missing from font")
-            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+            fig.savefig(
+                buf,
+                format="svg",
+                metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
+            )
         plt.close(fig)
         svg = _slim(buf.getvalue())
         if key is not None:

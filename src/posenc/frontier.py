@@ -1,0 +1,543 @@
+"""Research-frontier relative position schemes: Kerple, Sandwich, FIRE, CoPE, ReRoPE.
+
+Experimental. None of these is used by the mainstream model families that Hugging Face
+transformers ships; they are reference implementations of the papers' formulas, checked against
+loop-by-loop oracles (tests/test_frontier.py), not against framework code. One module for five
+small schemes because each is a few lines of arithmetic around a shared argument check; a
+module per scheme would be mostly boilerplate.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import TYPE_CHECKING, Any, overload
+
+import numpy as np
+
+from ._array import (
+    _describe,
+    as_positions,
+    check_choice,
+    check_dim,
+    check_scalar,
+    is_count,
+    is_torch,
+    result_dtype,
+)
+from ._typing import ArrayLike, DTypeLike, FloatArray
+
+if TYPE_CHECKING:
+    from ._typing import Tensor, TorchDType
+
+__all__ = [
+    "kerple_bias",
+    "sandwich_bias",
+    "fire_relative",
+    "cope_bias",
+    "rerope_distance",
+]
+
+
+def _distance(distance: Any, name: str = "distance") -> tuple[Any, bool]:
+    """Relative distances: a Python int is one distance (never a count), arrays any shape."""
+    if is_count(distance):
+        if abs(distance) > 2**53:
+            raise ValueError(f"{name} must lie within [-2**53, 2**53], got {distance}")
+        return np.asarray(distance), False
+    return as_positions(distance, name=name)
+
+
+def _positive(value: Any, name: str) -> float:
+    v = check_scalar(value, name=name)
+    if v <= 0:
+        raise ValueError(f"{name} must be a finite real number > 0, got {v}")
+    return v
+
+
+def _f64(d: Any, torch_in: bool) -> Any:
+    if torch_in:
+        torch = sys.modules["torch"]
+        return d.to(torch.float64)
+    return np.asarray(d, dtype=np.float64)
+
+
+def _out(x: Any, torch_in: bool, dtype: Any) -> Any:
+    out_dtype = result_dtype(dtype, torch_out=torch_in)
+    return x.to(out_dtype) if torch_in else x.astype(out_dtype, copy=False)
+
+
+@overload
+def kerple_bias(
+    distance: Tensor,
+    *,
+    r1: float,
+    r2: float,
+    kernel: str = ...,
+    dtype: TorchDType | None = ...,
+) -> Tensor: ...
+@overload
+def kerple_bias(
+    distance: ArrayLike, *, r1: float, r2: float, kernel: str = ..., dtype: DTypeLike = ...
+) -> FloatArray: ...
+def kerple_bias(
+    distance: Tensor | ArrayLike,
+    *,
+    r1: float,
+    r2: float,
+    kernel: str = "log",
+    dtype: Any = None,
+) -> Tensor | FloatArray:
+    """Kerple attention bias of each relative distance (Chi et al., 2022). Experimental.
+
+    Parameters
+    ----------
+    distance : int or array of shape (...,)
+        Query position minus key position, ``i - j`` (NumPy, list or tensor; integer or float).
+        A Python int is one distance (0-d result). Only ``|i - j|`` matters.
+    r1, r2 : float
+        The kernel's two parameters, both > 0 (learned per head in the paper). The power kernel
+        needs ``0 < r2 <= 2``.
+    kernel : {"log", "power"}, default "log"
+        ``"log"``: ``-r1 * log(1 + r2 * |i - j|)``; ``"power"``: ``-r1 * |i - j| ** r2``.
+    dtype : floating dtype, optional
+        Output dtype; default float64 (NumPy) or ``torch.get_default_dtype()`` (tensor).
+
+    Returns
+    -------
+    array of ``distance``'s shape
+        Add it to the attention scores. 0 at distance 0, decreasing with ``|i - j|``.
+
+    Raises
+    ------
+    TypeError
+        ``distance`` not real, ``r1``/``r2`` not real numbers, ``dtype`` not floating.
+    ValueError
+        ``distance`` not finite, ``r1`` or ``r2`` <= 0, ``r2 > 2`` for the power kernel,
+        ``kernel`` unknown.
+
+    Notes
+    -----
+    The paper writes the conditionally positive definite kernels ``-r1 * log(1 + r2 |m - n|)``
+    and ``-r1 |m - n| ** r2``; a per-row constant that makes them positive definite is
+    cancelled by the softmax and left out.
+
+    References
+    ----------
+    Chi, Fan, Ramadge and Rudnicky, "KERPLE: Kernelized Relative Positional Embedding for Length
+    Extrapolation", arXiv:2205.09921 (v2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import posenc
+    >>> np.round(posenc.kerple_bias(np.arange(4), r1=1.0, r2=1.0), 4)
+    array([ 0.    , -0.6931, -1.0986, -1.3863])
+    >>> np.round(posenc.kerple_bias(np.arange(4), r1=0.5, r2=2, kernel="power"), 4)
+    array([ 0. , -0.5, -2. , -4.5])
+    """
+    d, torch_in = _distance(distance)
+    a = _positive(r1, "r1")
+    b = _positive(r2, "r2")
+    kind = check_choice(kernel, name="kernel", choices=("log", "power"))
+    if kind == "power" and b > 2:
+        raise ValueError(f"r2 must be in (0, 2] for kernel='power', got {b}")
+    result_dtype(dtype, torch_out=torch_in)  # refuse a bad dtype before computing
+    r = abs(_f64(d, torch_in))
+    if torch_in:
+        torch = sys.modules["torch"]
+        bias = -a * (torch.log1p(b * r) if kind == "log" else r**b)
+    else:
+        bias = -a * (np.log1p(b * r) if kind == "log" else r**b)
+    return _out(0.0 + bias, torch_in, dtype)
+
+
+@overload
+def sandwich_bias(
+    distance: Tensor, dim: int, *, base: float = ..., dtype: TorchDType | None = ...
+) -> Tensor: ...
+@overload
+def sandwich_bias(
+    distance: ArrayLike, dim: int, *, base: float = ..., dtype: DTypeLike = ...
+) -> FloatArray: ...
+def sandwich_bias(
+    distance: Tensor | ArrayLike, dim: int, *, base: float = 10000.0, dtype: Any = None
+) -> Tensor | FloatArray:
+    """Sandwich bias: the dot product of two sinusoidal codes (Chi et al., 2023). Experimental.
+
+    Parameters
+    ----------
+    distance : int or array of shape (...,)
+        Query position minus key position, ``i - j`` (a Python int is one distance).
+    dim : int
+        Width of the sinusoidal codes, a positive even integer.
+    base : float, default 10000.0
+        Frequency base of the ladder ``w_k = base ** (-2k / dim)``.
+    dtype : floating dtype, optional
+        Output dtype; default float64 (NumPy) or ``torch.get_default_dtype()`` (tensor).
+
+    Returns
+    -------
+    array of ``distance``'s shape
+        ``sum_k cos((i - j) * w_k)``, ``k = 0 .. dim/2 - 1``: ``dim / 2`` at distance 0.
+
+    Raises
+    ------
+    TypeError
+        ``distance`` not real, ``dim`` not an integer, ``base`` not real, ``dtype`` not floating.
+    ValueError
+        ``distance`` not finite, ``dim`` not positive and even, ``base`` <= 0 or == 1.
+
+    Notes
+    -----
+    ``p_i . p_j = sum_k sin(i w_k) sin(j w_k) + cos(i w_k) cos(j w_k) = sum_k cos((i - j) w_k)``
+    for the sinusoidal code ``p`` of :func:`posenc.sinusoidal`. This is the core of Sandwich;
+    the paper's further per-head scaling is not reproduced here (see the site's page).
+
+    References
+    ----------
+    Chi, Fan, Rudnicky and Ramadge, "Dissecting Transformer Length Extrapolation via the Lens of
+    Receptive Field Analysis", arXiv:2212.10356 (v2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import posenc
+    >>> np.round(posenc.sandwich_bias(np.array([0, 1, 10]), 4), 4)
+    array([2.    , 1.5403, 0.1559])
+    """
+    d, torch_in = _distance(distance)
+    n = check_dim(dim, name="dim", maximum=2**40)
+    from .sinusoidal import frequencies
+
+    w = frequencies(n, base=check_scalar(base, name="base"))  # checks base > 0, != 1
+    result_dtype(dtype, torch_out=torch_in)
+    d64 = _f64(d, torch_in)
+    if torch_in:
+        torch = sys.modules["torch"]
+        wt = torch.as_tensor(w, dtype=torch.float64, device=d.device)
+        bias = torch.cos(d64[..., None] * wt).sum(-1)
+    else:
+        bias = np.cos(d64[..., None] * w).sum(-1)
+    return _out(bias, torch_in, dtype)
+
+
+@overload
+def fire_relative(
+    q_positions: Tensor,
+    k_positions: Tensor,
+    *,
+    c: float,
+    threshold: float,
+    dtype: TorchDType | None = ...,
+) -> Tensor: ...
+@overload
+def fire_relative(
+    q_positions: ArrayLike,
+    k_positions: ArrayLike,
+    *,
+    c: float,
+    threshold: float,
+    dtype: DTypeLike = ...,
+) -> FloatArray: ...
+def fire_relative(
+    q_positions: Tensor | ArrayLike,
+    k_positions: Tensor | ArrayLike,
+    *,
+    c: float,
+    threshold: float,
+    dtype: Any = None,
+) -> Tensor | FloatArray:
+    """FIRE's normalised relative position, the input of its MLP (Li et al., 2023). Experimental.
+
+    Parameters
+    ----------
+    q_positions : int or array of shape (..., q)
+        Query positions ``i`` (an int ``n`` means ``0 .. n-1``; a 0-d array is one position, an
+        axis of length 1).
+    k_positions : int or array of shape (..., k)
+        Key positions ``j``. One tensor among the two gives a tensor on its device.
+    c : float
+        The slope inside ``psi(x) = log(c x + 1)``, > 0 (learned in the paper).
+    threshold : float
+        ``L`` in ``psi(max(L, i))``, > 0 (learned in the paper): queries before ``L`` share
+        one normaliser, so short contexts are not stretched to [0, 1].
+    dtype : floating dtype, optional
+        Output dtype; default float64 (NumPy) or ``torch.get_default_dtype()`` (tensor).
+
+    Returns
+    -------
+    array of shape (..., q, k)
+        ``psi(i - j) / psi(max(L, i))`` for ``j <= i``, in ``[0, 1]`` when ``i >= L``; 0 for
+        future keys ``j > i``, which the causal mask must hide (FIRE is a decoder scheme).
+        The bias is ``f(this)`` for a small learned MLP ``f`` per head.
+
+    Raises
+    ------
+    TypeError
+        Positions not real, ``c``/``threshold`` not real, ``dtype`` not floating.
+    ValueError
+        Positions not finite or a negative count, ``c`` or ``threshold`` <= 0.
+
+    References
+    ----------
+    Li et al., "Functional Interpolation for Relative Positions Improves Long Context
+    Transformers", arXiv:2310.04418 (v2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import posenc
+    >>> np.round(posenc.fire_relative(4, 4, c=1.0, threshold=2.0), 3)
+    array([[0.   , 0.   , 0.   , 0.   ],
+           [0.631, 0.   , 0.   , 0.   ],
+           [1.   , 0.631, 0.   , 0.   ],
+           [1.   , 0.792, 0.5  , 0.   ]])
+    """
+    qp, q_torch = as_positions(q_positions, name="q_positions")
+    kp, k_torch = as_positions(k_positions, name="k_positions")
+    if q_torch != k_torch:  # one tensor: the other joins it on its device
+        torch = sys.modules["torch"]
+        device = (qp if q_torch else kp).device
+        qp, kp = (torch.as_tensor(x, device=device) for x in (qp, kp))
+        q_torch = True
+    qp, kp = (x.reshape(1) if x.ndim == 0 else x for x in (qp, kp))  # one position: axis of 1
+    cc = _positive(c, "c")
+    big_l = _positive(threshold, "threshold")
+    result_dtype(dtype, torch_out=q_torch)
+    i = _f64(qp, q_torch)[..., :, None]
+    j = _f64(kp, q_torch)[..., None, :]
+    if q_torch:
+        torch = sys.modules["torch"]
+        num = torch.log1p(cc * (i - j).clamp(min=0.0))
+        den = torch.log1p(cc * i.clamp(min=big_l))
+    else:
+        num = np.log1p(cc * np.maximum(i - j, 0.0))
+        den = np.log1p(cc * np.maximum(i, big_l))
+    return _out(num / den, q_torch, dtype)
+
+
+@overload
+def cope_bias(q: Tensor, k: Tensor, pos_emb: Tensor, *, scale: float | None = ...) -> Tensor: ...
+@overload
+def cope_bias(
+    q: ArrayLike, k: ArrayLike, pos_emb: ArrayLike, *, scale: float | None = ...
+) -> FloatArray: ...
+def cope_bias(
+    q: Tensor | ArrayLike,
+    k: Tensor | ArrayLike,
+    pos_emb: Tensor | ArrayLike,
+    *,
+    scale: float | None = None,
+) -> Tensor | FloatArray:
+    """CoPE: contextual position logits of each query and key (Golovneva et al., 2024).
+    Experimental.
+
+    Parameters
+    ----------
+    q : array of shape (..., q_len, dim)
+        Queries of one head (floating). The queries are the last ``q_len`` of the keys.
+    k : array of shape (..., k_len, dim)
+        Keys, with ``k_len >= q_len``.
+    pos_emb : array of shape (npos, dim)
+        The learned embeddings ``e[0] .. e[npos - 1]`` of integer positions (the reference code
+        stores the transpose, ``(1, dim, npos)``).
+    scale : float, optional
+        Gates are ``sigmoid(scale * q_i . k_j)``. Default ``1 / sqrt(dim)``, as the authors'
+        code does; the paper's formula writes ``sigmoid(q_i . k_j)`` (``scale=1``).
+
+    Returns
+    -------
+    array of shape (..., q_len, k_len), the input's library and floating dtype
+        ``z[i, j] = q_i . e[p_ij]`` for keys at or before the query, ``-inf`` after it (the
+        causal mask CoPE assumes). ``p_ij = min(sum_{t=j..i} g_it, npos - 1)`` and ``e[p]``
+        interpolates linearly between ``e[floor p]`` and ``e[ceil p]``. Add it to ``q . k``
+        (the authors' code then divides the sum by ``sqrt(dim)``).
+
+    Raises
+    ------
+    TypeError
+        An argument not a floating array, NumPy and tensors mixed, ``scale`` not real.
+    ValueError
+        Shapes that do not match, ``k_len < q_len``, an empty ``pos_emb``, ``scale`` not finite.
+
+    References
+    ----------
+    Golovneva, Wang, Weston and Sukhbaatar, "Contextual Position Encoding: Learning to Count
+    What's Important", arXiv:2405.18719 (v2); code: facebookresearch/RAM, projects/cope.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import posenc
+    >>> q = np.zeros((3, 2))
+    >>> k = np.zeros((3, 2))
+    >>> e = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+    >>> q[:, 0] = 1.0   # q . e[p] = p: the bias shows the positions
+    >>> np.round(posenc.cope_bias(q, k, e), 3)   # every gate sigmoid(0) = 0.5
+    array([[ 0.5, -inf, -inf],
+           [ 1. ,  0.5, -inf],
+           [ 1.5,  1. ,  0.5]])
+    """
+    torch_in = is_torch(q)
+    arrays = []
+    for name, value in (("q", q), ("k", k), ("pos_emb", pos_emb)):
+        if is_torch(value) != torch_in:
+            raise TypeError(
+                f"q, k and pos_emb must all be tensors or all NumPy arrays; {name} is "
+                f"{_describe(value)}"
+            )
+        arrays.append(_floating(value, name, torch_in))
+    qa, ka, ea = arrays
+    if qa.ndim < 2 or ka.ndim < 2 or ea.ndim != 2:
+        raise ValueError(
+            "q and k must have shape (..., seq, dim) and pos_emb (npos, dim), got shapes "
+            f"q {tuple(qa.shape)}, k {tuple(ka.shape)}, pos_emb {tuple(ea.shape)}"
+        )
+    dim = qa.shape[-1]
+    if ka.shape[-1] != dim or ea.shape[-1] != dim or dim == 0:
+        raise ValueError(
+            f"q, k and pos_emb must share a last axis dim > 0, got q {tuple(qa.shape)}, "
+            f"k {tuple(ka.shape)}, pos_emb {tuple(ea.shape)}"
+        )
+    if torch_in and not (qa.device == ka.device == ea.device):
+        raise ValueError(
+            f"q, k and pos_emb must be on one device, got q on {qa.device}, k on {ka.device}, "
+            f"pos_emb on {ea.device}"
+        )
+    q_len, k_len, npos = qa.shape[-2], ka.shape[-2], ea.shape[0]
+    if k_len < q_len:
+        raise ValueError(
+            f"k must hold at least as many keys as q has queries, got {k_len} < {q_len}"
+        )
+    if npos == 0:
+        raise ValueError("pos_emb must hold at least one position embedding, got npos = 0")
+    s = 1.0 / math.sqrt(dim) if scale is None else check_scalar(scale, name="scale")
+    if torch_in:
+        return _cope_torch(qa, ka, ea, s, q, npos)
+    work = np.result_type(qa, ka, ea, np.float64)
+    qa, ka, ea = (x.astype(work, copy=False) for x in (qa, ka, ea))
+    logits = qa @ np.swapaxes(ka, -1, -2)  # (..., q, k)
+    i = np.arange(q_len)[:, None] + (k_len - q_len)
+    future = np.arange(k_len)[None, :] > i  # (q, k)
+    with np.errstate(over="ignore"):
+        gates = np.where(future, 0.0, 1.0 / (1.0 + np.exp(-s * logits)))
+    pos = np.minimum(np.flip(np.cumsum(np.flip(gates, -1), -1), -1), npos - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.ceil(pos).astype(np.int64)
+    at_int = qa @ ea.T  # (..., q, npos): q_i . e[n] for every integer n
+    z_lo = np.take_along_axis(at_int, lo, -1)
+    z_hi = np.take_along_axis(at_int, hi, -1)
+    w = pos - lo
+    z = z_hi * w + z_lo * (1 - w)
+    out_dtype = np.result_type(np.asarray(q).dtype, np.asarray(k).dtype, np.asarray(pos_emb).dtype)
+    return np.where(future, -np.inf, z).astype(out_dtype, copy=False)
+
+
+def _floating(value: Any, name: str, torch_in: bool) -> Any:
+    if torch_in:
+        if not value.is_floating_point():
+            raise TypeError(f"{name} must be a floating tensor, got {_describe(value)}")
+        return value
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a floating array, got {_describe(value)}")
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:
+        raise TypeError(f"{name} must be a floating array, got {_describe(value)}") from exc
+    if arr.dtype.kind != "f":
+        raise TypeError(f"{name} must be a floating array, got {_describe(arr)}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite, got an array holding inf or nan")
+    return arr
+
+
+def _cope_torch(qa: Any, ka: Any, ea: Any, s: float, q: Any, npos: int) -> Any:
+    torch = sys.modules["torch"]
+    work = torch.promote_types(torch.promote_types(qa.dtype, ka.dtype), ea.dtype)
+    out_dtype = work
+    work = torch.promote_types(work, torch.float32)
+    qa, ka, ea = qa.to(work), ka.to(work), ea.to(work)
+    q_len, k_len = qa.shape[-2], ka.shape[-2]
+    logits = qa @ ka.transpose(-1, -2)
+    i = torch.arange(q_len, device=qa.device)[:, None] + (k_len - q_len)
+    future = torch.arange(k_len, device=qa.device)[None, :] > i
+    gates = torch.where(future, 0.0, torch.sigmoid(s * logits))
+    pos = gates.flip(-1).cumsum(-1).flip(-1).clamp(max=npos - 1)
+    lo = pos.floor()
+    hi = pos.ceil()
+    at_int = qa @ ea.transpose(-1, -2)
+    z_lo = at_int.gather(-1, lo.long())
+    z_hi = at_int.gather(-1, hi.long())
+    w = pos - lo
+    z = z_hi * w + z_lo * (1 - w)
+    return torch.where(future, -math.inf, z).to(out_dtype)
+
+
+@overload
+def rerope_distance(
+    distance: Tensor, *, window: float, slope: float = ..., dtype: TorchDType | None = ...
+) -> Tensor: ...
+@overload
+def rerope_distance(
+    distance: ArrayLike, *, window: float, slope: float = ..., dtype: DTypeLike = ...
+) -> FloatArray: ...
+def rerope_distance(
+    distance: Tensor | ArrayLike, *, window: float, slope: float = 0.0, dtype: Any = None
+) -> Tensor | FloatArray:
+    """The relative position ReRoPE / Leaky ReRoPE rotates by (Su, 2023). Experimental.
+
+    Parameters
+    ----------
+    distance : int or array of shape (...,)
+        Query position minus key position, ``i - j`` (a Python int is one distance).
+    window : float
+        ``w`` > 0: distances below it are kept as they are.
+    slope : float, default 0.0
+        ``1 / k`` in ``[0, 1]``: the step per token beyond the window. 0 is ReRoPE (every
+        distance from ``w`` on is rotated by ``w``), ``0 < slope < 1`` Leaky ReRoPE, 1 plain
+        RoPE.
+    dtype : floating dtype, optional
+        Output dtype; default float64 (NumPy) or ``torch.get_default_dtype()`` (tensor).
+
+    Returns
+    -------
+    array of ``distance``'s shape
+        ``d`` where ``d < w``, else ``w + slope * (d - w)``. The attention score of query
+        ``i`` and key ``j`` is ``q_i . R(this) k_j`` with ``R`` RoPE's rotation (see the page:
+        it needs two attention passes, one with rotated and one with fixed positions).
+
+    Raises
+    ------
+    TypeError
+        ``distance`` not real, ``window``/``slope`` not real, ``dtype`` not floating.
+    ValueError
+        ``distance`` not finite, ``window`` <= 0, ``slope`` outside ``[0, 1]``.
+
+    References
+    ----------
+    Su, "Transformer升级之路：12、无限外推的ReRoPE？" (ReRoPE), 2023-08,
+    https://kexue.fm/archives/9708.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import posenc
+    >>> posenc.rerope_distance(np.arange(7), window=3)
+    array([0., 1., 2., 3., 3., 3., 3.])
+    >>> posenc.rerope_distance(np.arange(7), window=3, slope=0.5)
+    array([0. , 1. , 2. , 3. , 3.5, 4. , 4.5])
+    """
+    d, torch_in = _distance(distance)
+    w = _positive(window, "window")
+    sl = check_scalar(slope, name="slope")
+    if not 0.0 <= sl <= 1.0:
+        raise ValueError(f"slope must be in [0, 1] (1 / k of Leaky ReRoPE), got {sl}")
+    result_dtype(dtype, torch_out=torch_in)
+    d64 = _f64(d, torch_in)
+    if torch_in:
+        torch = sys.modules["torch"]
+        out = torch.where(d64 < w, d64, w + sl * (d64 - w))
+    else:
+        out = np.where(d64 < w, d64, w + sl * (d64 - w))
+    return _out(out, torch_in, dtype)

@@ -1,0 +1,103 @@
+"""posenc.axial_position_embeddings and posenc.torch.AxialPositionEmbedding: against
+transformers' Reformer ``AxialPositionEmbeddings`` (copied weights) and a loop oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import posenc
+from ci_rule import require
+from posenc.torch import AxialPositionEmbedding
+
+SHAPE, DIMS = (4, 6), (3, 5)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    require("transformers")
+    from transformers import ReformerConfig
+    from transformers.models.reformer.modeling_reformer import AxialPositionEmbeddings
+
+    cfg = ReformerConfig(
+        axial_pos_shape=SHAPE,
+        axial_pos_embds_dim=DIMS,
+        hidden_size=8,
+        hidden_dropout_prob=0.0,
+        attn_layers=["local"],
+        local_attn_chunk_length=4,
+    )
+    hf = AxialPositionEmbeddings(cfg).double().eval()
+    torch.manual_seed(0)
+    ours = AxialPositionEmbedding(SHAPE, DIMS).double()
+    with torch.no_grad():
+        for w_hf, w in zip(hf.weights, ours.weights, strict=True):
+            w_hf.copy_(w.reshape(w_hf.shape))  # transformers: (1, n1, 1, d1), (1, 1, n2, d2)
+    return hf, ours
+
+
+def test_eval_matches_transformers(pair):
+    hf, ours = pair
+    ids = torch.tensor([[0, 5, 6, 23, 11], [7, 7, 1, 2, 18]])  # (batch, seq)
+    want = hf(ids)
+    torch.testing.assert_close(ours(ids), want, rtol=0, atol=0)
+    torch.testing.assert_close(
+        posenc.axial_position_embeddings([w.detach() for w in ours.weights], ids, SHAPE),
+        want,
+        rtol=0,
+        atol=0,
+    )
+
+
+def test_training_full_length_matches_transformers(pair):
+    hf, ours = pair
+    hf.train()
+    try:
+        ids = torch.arange(24).expand(2, 24)
+        torch.testing.assert_close(ours(ids), hf(ids), rtol=0, atol=0)
+        torch.testing.assert_close(ours(24), hf(ids)[0], rtol=0, atol=0)
+        with pytest.raises(ValueError):  # transformers refuses seq != n1 * n2 in training
+            hf(torch.arange(20).expand(2, 20))
+    finally:
+        hf.eval()
+
+
+def test_loop_oracle_three_axes_and_numpy_equals_torch():
+    rng = np.random.default_rng(1)
+    shape, dims = (2, 3, 4), (1, 2, 3)
+    tables = [rng.normal(size=(n, d)) for n, d in zip(shape, dims, strict=True)]
+    got = posenc.axial_position_embeddings(tables, 24)
+    for p in range(24):
+        i, rest = divmod(p, 12)
+        j, m = divmod(rest, 4)
+        np.testing.assert_array_equal(
+            got[p], np.concatenate([tables[0][i], tables[1][j], tables[2][m]])
+        )
+    t = posenc.axial_position_embeddings([torch.from_numpy(x) for x in tables], 24)
+    np.testing.assert_array_equal(t.numpy(), got)
+
+
+def test_parameter_count_and_rank():
+    m = AxialPositionEmbedding((64, 64), (32, 96))
+    assert sum(p.numel() for p in m.parameters()) == 64 * 32 + 64 * 96  # vs 4096 * 128
+    table = m(4096).detach()
+    assert table.shape == (4096, 128)
+    # the first d1 features take only n1 distinct rows
+    assert torch.unique(table[:, :32], dim=0).shape[0] == 64
+
+
+def test_out_of_range_and_meta_reset():
+    m = AxialPositionEmbedding(SHAPE, DIMS)
+    with pytest.raises(ValueError, match="positions"):
+        m(torch.tensor([24]))
+    with pytest.raises(ValueError, match="axial_pos_shape"):
+        posenc.axial_position_embeddings(list(m.weights), 3, (6, 4))
+    torch.manual_seed(3)
+    fresh = AxialPositionEmbedding(SHAPE, DIMS)
+    with torch.device("meta"):
+        meta = AxialPositionEmbedding(SHAPE, DIMS)
+    meta = meta.to_empty(device="cpu")
+    torch.manual_seed(3)
+    meta.reset_parameters()
+    torch.testing.assert_close(meta(24), fresh(24), rtol=0, atol=0)
