@@ -4,6 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 DEVICE ?= cpu
+# pytest-xdist workers for make test (the site is built once and shared between them)
+WORKERS ?= 2
 LINTED := src tests bench hooks conftest.py
 export NO_MKDOCS_2_WARNING := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
@@ -29,7 +31,7 @@ build: setup
 	$(BIN)/mkdocs build --strict
 
 test: setup
-	$(BIN)/python -m pytest --device $(DEVICE) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --device $(DEVICE) -n $(WORKERS) $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python -m bench --device $(DEVICE)

@@ -51,20 +51,41 @@ class BuiltSite:
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> BuiltSite:
-    """The whole bilingual site, built once per session with ``mkdocs build --strict``."""
+def built_site(tmp_path_factory, worker_id) -> BuiltSite:
+    """The whole bilingual site, built once per run with ``mkdocs build --strict``.
+
+    Under pytest-xdist (``make test`` runs two workers) the first worker to get here builds it
+    into the run's shared temporary folder, under a file lock, and the others reuse that build.
+    """
     import subprocess
     import sys
     from pathlib import Path
 
+    from filelock import FileLock
+
     root = Path(__file__).resolve().parent.parent
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    return BuiltSite(out, proc.returncode, proc.stdout + proc.stderr)
+    if worker_id == "master":  # no xdist
+        shared = tmp_path_factory.getbasetemp()
+    else:
+        shared = tmp_path_factory.getbasetemp().parent
+    out, log_file, rc_file = shared / "site", shared / "site.log", shared / "site.rc"
+    with FileLock(str(shared / "site.lock")):
+        if not rc_file.exists():
+            env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+            proc = subprocess.run(
+                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            log_file.write_text(proc.stdout + proc.stderr, encoding="utf-8")
+            rc_file.write_text(str(proc.returncode), encoding="utf-8")
+    return BuiltSite(out, int(rc_file.read_text()), log_file.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def worker_id(request) -> str:
+    """pytest-xdist's worker id (gw0, gw1, ...), or "master" when the run is not distributed."""
+    workerinput = getattr(request.config, "workerinput", None)
+    return workerinput["workerid"] if workerinput else "master"

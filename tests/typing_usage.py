@@ -344,6 +344,47 @@ def layer_patterns() -> None:
     _is(lr, posenc.layers.LayerRope)
 
 
+def frontier_and_mla() -> None:
+    d = np.arange(-3, 4)
+    kb = posenc.kerple_bias(d, r1=1.0, r2=0.5)
+    assert_type(kb, Floats)
+    _is(kb, np.ndarray)
+    tkb = posenc.kerple_bias(torch.arange(-3, 4), r1=1.0, r2=0.5)
+    assert_type(tkb, Tensor)
+    _is(tkb, torch.Tensor)
+    sb = posenc.sandwich_bias(d, 8)
+    assert_type(sb, Floats)
+    tsb = posenc.sandwich_bias(torch.arange(-3, 4), 8)
+    assert_type(tsb, Tensor)
+    fr = posenc.fire_relative(np.arange(4), np.arange(4), c=1.0, threshold=8.0)
+    assert_type(fr, Floats)
+    _is(fr, np.ndarray)
+    tfr = posenc.fire_relative(torch.arange(4), torch.arange(4), c=1.0, threshold=8.0)
+    assert_type(tfr, Tensor)
+    q = np.ones((3, 4))
+    cb = posenc.cope_bias(q, q, np.ones((4, 4)))
+    assert_type(cb, Floats)
+    _is(cb, np.ndarray)
+    tq = torch.ones(3, 4)
+    tcb = posenc.cope_bias(tq, tq, torch.ones(4, 4))
+    assert_type(tcb, Tensor)
+    rd = posenc.rerope_distance(d, window=2.0)
+    assert_type(rd, Floats)
+    trd = posenc.rerope_distance(torch.arange(-3, 4), window=2.0)
+    assert_type(trd, Tensor)
+    _is(trd, torch.Tensor)
+    qm, km = posenc.apply_mla_rope(np.ones((2, 3, 6)), np.ones((1, 3, 4)), 3)
+    assert_type(qm, Floats)
+    assert_type(km, Floats)
+    _is(qm, np.ndarray)
+    tqm, tkm = posenc.apply_mla_rope(torch.ones(2, 3, 6), torch.ones(1, 3, 4), torch.arange(3))
+    assert_type(tqm, Tensor)
+    assert_type(tkm, Tensor)
+    _is(tkm, torch.Tensor)
+    scale = posenc.mla_softmax_scale(4, 2)
+    assert_type(scale, float)
+
+
 def main() -> None:
     """Run every check above (tests/test_types.py calls it)."""
     layer_patterns()
@@ -359,6 +400,7 @@ def main() -> None:
     rope_2d_family()
     xpos_axial_whisper()
     mrope_family()
+    frontier_and_mla()
 
 
 if __name__ == "__main__":
