@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 DEVICE ?= cpu
-# pytest-xdist workers for make test (the site is built once and shared between them)
+# pytest-xdist workers for make test (the site is built once and shared between them). Each
+# file goes whole to one worker (--dist loadfile): a page's doctests share a namespace.
 WORKERS ?= 2
 LINTED := src tests bench hooks conftest.py
 export NO_MKDOCS_2_WARNING := 1
@@ -31,7 +32,7 @@ build: setup
 	$(BIN)/mkdocs build --strict
 
 test: setup
-	$(BIN)/python -m pytest --device $(DEVICE) -n $(WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --device $(DEVICE) -n $(WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python -m bench --device $(DEVICE)
