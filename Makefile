@@ -11,7 +11,7 @@ LINTED := src tests bench hooks conftest.py
 export NO_MKDOCS_2_WARNING := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup serve build test bench format clean mutate
+.PHONY: setup serve build test bench atlas format clean mutate
 
 $(VENV)/.installed: pyproject.toml requirements/constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ test: setup
 
 bench: setup
 	$(BIN)/python -m bench --device $(DEVICE)
+
+# Runs the walk of tests/hf_walk.py over transformers' model types and records it in
+# docs/assets/atlas.json, which the atlas page (hooks/atlas.py) is drawn from.
+atlas: setup
+	$(BIN)/python tools/atlas_record.py
 
 # Rewrites files: the import order and other safe fixes, then the formatter (make test checks both).
 format: setup

@@ -2,9 +2,10 @@
 
 Each page is opened in a fresh Chromium context (empty cache) at a phone's viewport (412 x 823,
 Lighthouse's mobile preset), served by ``bench.site_server`` (gzip as a static host does), and
-left until the network is idle. Every response is counted with the bytes that crossed the wire
-(compressed body + headers), web workers' requests (the search index) included. Prints one row per
-page, heaviest first, and the largest resources of the heaviest page.
+left until the network is idle, untouched. Every response is counted with the bytes that crossed
+the wire (compressed body + headers), web workers' requests included (the search worker's script;
+the search index and engine load only once the reader starts searching). Prints one row per page,
+heaviest first, and the largest resources of the heaviest page.
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ def measure(browser, base: str, path: str) -> dict:  # type: ignore[no-untyped-d
     rows = []
     for req in responses:
         sizes = req.sizes()
-        rows.append(
-            (sizes["responseBodySize"] + sizes["responseHeadersSize"], req.url[len(base) :])
-        )
+        body = sizes["responseBodySize"]
+        if not body:  # Chromium reports 0 for a worker's own script: take its Content-Length
+            response = req.response()
+            body = int(response.headers.get("content-length", 0)) if response else 0
+        rows.append((body + sizes["responseHeadersSize"], req.url[len(base) :]))
     context.close()
     rows.sort(reverse=True)
     return {

@@ -1,8 +1,8 @@
 """MkDocs hook: draw each figure once per build, not once per language, and keep it out of search.
 
-Both languages run byte-identical code blocks (a test holds them so), so posenc.plots reuses the
-SVG drawn for the English page on its Chinese twin when the figure's text is the same (Chinese
-pages get their labels translated, so a figure with words is drawn once per language).
+Both languages run byte-identical code blocks (a test holds them so), so posenc.plots draws each
+figure once, for the English page, and gives its Chinese twin that SVG with the words translated
+(labels, legends, titles, aria-label): matplotlib lays out and renders no figure twice.
 mkdocs-static-i18n builds the English site first and the Chinese one after it, in the same
 process; the cache is emptied when a new build (of the default language) starts, so
 `mkdocs serve` never shows a stale figure.

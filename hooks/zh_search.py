@@ -13,7 +13,9 @@
    Chinese index there.
 4. **Query words.** Every page's search worker is docs/assets/posenc-search.js, which wraps
    Material's worker and cuts a Chinese query into the index's words (Material's own cut ends in
-   single characters, and 长上下文 then highlighted every 下).
+   single characters, and 长上下文 then highlighted every 下). It imports Material's worker only
+   with the index, which overrides/partials/search.html lets Material fetch only once the reader
+   starts searching (issue 13: no search bytes in a page's first view).
 """
 
 from __future__ import annotations

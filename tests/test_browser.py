@@ -2,7 +2,8 @@
 (1280 px), in both languages. Math shown without raw TeX, figures present, nothing wider than the
 screen, no console error, no request leaving 127.0.0.1; tables inside the text column; the copy
 button copies code without prompts; the language switch keeps the page and the section; each
-language searches its own pages, and Chinese queries search and highlight words.
+language searches its own pages, loading its index only when the reader starts searching, and
+Chinese queries search and highlight words.
 
 Needs Debian's chromium at /usr/bin/chromium (Playwright drives it; `playwright install` is
 not used). Without it these tests skip, except under CI=true, where they fail.
@@ -284,20 +285,53 @@ def test_chinese_search_finds_the_chinese_page(page, server):
     assert links and all("/zh/" in href for href in links), links
 
 
+def _indexes(pg):
+    return [u for u in pg.requests if u.split("?")[0].endswith("search_index.json")]
+
+
 @pytest.mark.parametrize("lang,query", [("zh", "rotation"), ("en", "ALiBi"), ("zh", "ALiBi")])
 def test_each_language_searches_its_own_pages(page, server, lang, query):
     page.goto(_url(server, lang, "index.md"))
+    page.wait_for_load_state("networkidle")
+    assert _indexes(page) == []  # the index waits for the reader (overrides/partials/search.html)
     links = _search(page, query)
     assert links
     in_zh = [("/zh/" in href) for href in links]
     assert all(in_zh) if lang == "zh" else not any(in_zh), links
-    indexes = [u for u in page.requests if u.endswith("search_index.json")]
     own = (
         f"{server}/zh/search/search_index.json"
         if lang == "zh"
         else f"{server}/search/search_index.json"
     )
-    assert indexes == [own], indexes
+    assert _indexes(page) == [own], _indexes(page)
+
+
+@pytest.mark.parametrize("lang,how", [("en", "shortcut"), ("zh", "tap")])
+def test_search_index_loads_when_the_reader_starts_searching(browser, server, lang, how):
+    """Not with the page (issue 13: the zh index alone is ~250 KiB gzipped): on a desktop,
+    Material's shortcut (/) opens search; on a phone, a tap on the search icon. Only then is the
+    page's own index fetched, and the search works."""
+    on_phone = how == "tap"
+    context, pg = _open(
+        browser, PHONE if on_phone else DESKTOP, is_mobile=on_phone, has_touch=on_phone
+    )
+    try:
+        pg.goto(_url(server, lang, "sinusoidal.md"))
+        pg.wait_for_load_state("networkidle")
+        assert _indexes(pg) == []
+        if on_phone:
+            pg.tap(".md-header__button[for=__search]")
+        else:
+            pg.keyboard.press("/")
+        pg.keyboard.type("ALiBi")
+        pg.wait_for_selector(".md-search-result__item", timeout=15000)
+        links = pg.eval_on_selector_all(".md-search-result__link", "els => els.map(e => e.href)")
+        assert links and all(("/zh/" in href) == (lang == "zh") for href in links), links
+        own = f"{server}/{'zh/' if lang == 'zh' else ''}search/search_index.json"
+        assert _indexes(pg) == [own], _indexes(pg)
+        assert not pg.console_errors, pg.console_errors
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("query", ["长上下文", "训练长度", "上下文长度"])

@@ -1269,6 +1269,16 @@ def public_callables() -> dict[str, object]:
         found[f"posenc.{n}"] = getattr(posenc, n)
     for n in compat.__all__:
         found[f"posenc.compat.{n}"] = getattr(compat, n)
+    from posenc import hf
+
+    for n in hf.__all__:
+        obj = getattr(hf, n)
+        if inspect.isfunction(obj):
+            found[f"posenc.hf.{n}"] = obj
+        elif inspect.isclass(obj):
+            for attr, value in vars(obj).items():
+                if not attr.startswith("_") and inspect.isfunction(value):
+                    found[f"posenc.hf.{n}.{attr}"] = value
     for n in posenc.torch.__all__:
         cls = getattr(posenc.torch, n)
         found[f"posenc.torch.{n}"] = cls

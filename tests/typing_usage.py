@@ -18,6 +18,7 @@ import torch
 
 import posenc
 import posenc.compat
+import posenc.hf
 import posenc.torch
 
 if sys.version_info >= (3, 11):
@@ -385,6 +386,38 @@ def frontier_and_mla() -> None:
     assert_type(scale, float)
 
 
+def hf_atlas() -> None:
+    cfg = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4}
+    scheme = posenc.hf.describe({**cfg, "num_hidden_layers": 2})
+    assert_type(scheme, posenc.hf.Scheme)
+    _is(scheme, posenc.hf.Scheme)
+    assert_type(scheme.num_layers, int)
+    layer = scheme.layer(0)
+    assert_type(layer, posenc.hf.LayerScheme)
+    inv, factor = layer.inv_freq()
+    assert_type(inv, Floats)
+    assert_type(factor, float)
+    _is(inv, np.ndarray)
+    # Scheme.rotate is typed (Any, Any) -> Any: no NumPy-in/NumPy-out overloads yet
+    r = scheme.rotate(np.ones((1, 1, 3, 16)), np.arange(3), layer=1)
+    _is(r, np.ndarray)
+    tr = scheme.rotate(torch.ones(1, 1, 3, 16), torch.arange(3))
+    _is(tr, torch.Tensor)
+    assert_type(scheme.to_dict(), dict[str, Any])
+    assert_type(layer.to_dict(), dict[str, Any])
+    assert_type(scheme.explain("zh"), str)
+    assert_type(posenc.hf.posenc_call(scheme, 0), str)
+    assert_type(posenc.hf.MODELS["llama"], posenc.hf.ModelRow)
+    assert_type(posenc.hf.CONVENTIONS["llama"], posenc.hf.Convention)
+    assert_type(posenc.hf.TRANSFORMERS_VERSION, str)
+    row = posenc.hf.ModelRow("llama", default_base=5e5)
+    conv = posenc.hf.Convention("llama", "rope", pairing="half")
+    assert row.convention == conv.name
+    nope = posenc.hf.LayerScheme(0, "full_attention", "nope")
+    by_hand = posenc.hf.Scheme("my_model", "llama", "rope", False, (nope,))
+    _is(by_hand.rotate(np.ones((1, 1, 2, 4)), np.arange(2)), np.ndarray)
+
+
 def main() -> None:
     """Run every check above (tests/test_types.py calls it)."""
     layer_patterns()
@@ -401,6 +434,7 @@ def main() -> None:
     xpos_axial_whisper()
     mrope_family()
     frontier_and_mla()
+    hf_atlas()
 
 
 if __name__ == "__main__":

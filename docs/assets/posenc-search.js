@@ -9,6 +9,11 @@
  * cut into words by jieba at build time, with the site's terms and aliases, hooks/terms.yml),
  * single characters are dropped when a longer word is found, and Material's own cutting is
  * switched off, so each word is searched and highlighted whole.
+ *
+ * Material's worker (lunr and all) is imported on the first message, not when the page starts the
+ * worker: that message is the search index (SETUP), which overrides/partials/search.html lets
+ * Material fetch only once the reader starts searching. The first view of a page then loads
+ * neither the index nor the search engine, only this file.
  */
 (() => {
   "use strict"
@@ -40,7 +45,38 @@
     return long.length ? long : pieces
   }
 
+  /* Material's worker, with lunr's index builder taught the index's Chinese words. */
+  function load() {
+    const worker = new URL(location.href).searchParams.get("worker")
+    importScripts(new URL(worker, location.href).href)
+
+    const build = self.lunr.Builder.prototype.build
+    self.lunr.Builder.prototype.build = function () {
+      const index = build.call(this)
+      words = new Set(Object.keys(index.invertedIndex).filter(term => HAN.test(term)))
+      longest = 1
+      for (const word of words)
+        longest = Math.max(longest, word.length)
+      /* Material's cutting asks `word in index` for parts of the run: answer no for Chinese, so
+         it keeps each (already cut) word whole. lunr itself only reads entries by key. */
+      index.invertedIndex = new Proxy(index.invertedIndex, {
+        has: (target, key) => (typeof key === "string" && HAN.test(key) ? false : key in target)
+      })
+      return index
+    }
+  }
+
+  let loaded = false
   addEventListener("message", ev => {
+    if (!loaded) {
+      /* Material's worker adds its own message listener, which this dispatch no longer reaches:
+         hand the message to it (and back to this listener, which runs first) once more. */
+      loaded = true
+      load()
+      ev.stopImmediatePropagation()
+      dispatchEvent(new MessageEvent("message", { data: ev.data }))
+      return
+    }
     const message = ev.data
     if (message && message.type === QUERY && typeof message.data === "string")
       message.data = message.data
@@ -48,22 +84,4 @@
         .replace(/\s+/g, " ")
         .trim()
   })
-
-  const worker = new URL(location.href).searchParams.get("worker")
-  importScripts(new URL(worker, location.href).href)
-
-  const build = self.lunr.Builder.prototype.build
-  self.lunr.Builder.prototype.build = function () {
-    const index = build.call(this)
-    words = new Set(Object.keys(index.invertedIndex).filter(term => HAN.test(term)))
-    longest = 1
-    for (const word of words)
-      longest = Math.max(longest, word.length)
-    /* Material's cutting asks `word in index` for parts of the run: answer no for Chinese, so
-       it keeps each (already cut) word whole. lunr itself only reads entries by key. */
-    index.invertedIndex = new Proxy(index.invertedIndex, {
-      has: (target, key) => (typeof key === "string" && HAN.test(key) ? false : key in target)
-    })
-    return index
-  }
 })()

@@ -64,6 +64,13 @@ EXACT = {
     "distance moved": "移动距离",
     "8 heads": "8 个头",
     "12 heads": "12 个头",
+    # sinusoidal.md, rope.md, frontier.md (build-time pass of issue 9)
+    "wavelength $2\\pi/\\omega_i$": "波长 $2\\pi/\\omega_i$",
+    "angles in dtype": "角度用 x 的 dtype",
+    "float32 angles": "float32 角度",
+    "rounding": "舍入下限",
+    "Kerple log": "Kerple（对数）",
+    "Kerple power": "Kerple（幂）",
 }
 
 # strings built by f-strings in the code blocks: (pattern, replacement)
@@ -106,6 +113,11 @@ ALT = {
     "float32 error against position, log scale": "float32 误差随位置的变化，对数坐标",
     "T5 bucket of each relative position, bidirectional and causal": "每个相对位置的 T5 桶：双向与因果",
     "T5 bias matrices with random weights, 64 tokens, bidirectional and causal": "随机权重的 T5 偏置矩阵，64 个词元，双向与因果",
+    "an axial table of 24 positions: 3 row features constant over blocks of 6, 5 column features repeating every 6": "24 个位置的轴向表：3 个行特征在每 6 个位置的块内不变，5 个列特征每 6 个位置重复一次",
+    "Kerple, Sandwich, ALiBi and ReRoPE as functions of the distance": "Kerple、Sandwich、ALiBi 与 ReRoPE 随距离变化的曲线",
+    "layer patterns of Llama 4, Gemma 3, ModernBERT and Cohere2 with each layer's RoPE base": "Llama 4、Gemma 3、ModernBERT 与 Cohere2 的层模式，以及每层的 RoPE 底数",
+    "error of the absorbed score against the key position, with and without RoPE on the compressed key": "吸收后的分数误差随键位置的变化：压缩键上有无旋转位置编码",
+    "xPos decay factor against distance, d = 64": "xPos 衰减因子随距离的变化，d = 64",
 }
 
 
@@ -176,3 +188,93 @@ def untranslated(text: str) -> bool:
     """Whether ``text`` still holds an English word outside math (two or more letters)."""
     prose = re.sub(r"\$[^$]*\$", "", text)
     return translate(text) == text and bool(re.search(r"[A-Za-z]{2,}", prose))
+
+
+# --- the Chinese figure from the English SVG ------------------------------------------------------
+# A figure is drawn once, for the English page (text kept as SVG text, ``svg.fonttype: none``);
+# its Chinese twin is that SVG with the words swapped, so both show the same data and matplotlib
+# lays out and renders each figure once per build.
+
+_PLAIN_TEXT = re.compile(r"<text (?P<attrs>[^>]*)>(?P<body>[^<]*)</text>")
+# mathtext: matplotlib writes the string as a comment, then a group of one tspan per glyph
+_MATH_TEXT = re.compile(
+    r"<!-- (?P<s>.*?) -->(?P<ws>\s*)<g (?P<attrs>[^>]*)>\s*<text>(?P<spans>.*?)</text>.*?</g>", re.S
+)
+_TSPAN = re.compile(r'<tspan x="[^"]*" y="(?P<y>[^"]*)" style="[^"]*?font-size: (?P<size>[\d.]+)px')
+
+
+def _cdata(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _num(x: float) -> str:
+    return f"{x:.6f}".rstrip("0").rstrip(".")
+
+
+def _anchor(ha: str, angle: float, mode: str, width: float) -> tuple[float, str]:
+    """Where along the English text (0..width) the Chinese starts, and its ``text-anchor``."""
+    if angle % 360 and mode != "anchor":  # rotated about its bounding box: keep the centre
+        ha = "center"
+    return {"left": (0.0, "start"), "right": (width, "end")}.get(ha, (width / 2, "middle"))
+
+
+def translate_svg(
+    svg: str, texts: list[tuple[str, str, float, str, float]], zh: list[str]
+) -> str | None:
+    """The SVG of an English figure with its words in Chinese, or None where that cannot be done.
+
+    ``svg`` is matplotlib's output before any post-processing. ``texts`` describes the figure's
+    words as drawn (string, horizontal alignment, rotation, rotation mode, width in pt along the
+    text); ``zh`` holds the Chinese for each, in the same order. Tick labels and strings that stay
+    the same are left as they are. None when two words would need different Chinese or a word to
+    be changed is not found in the SVG (the caller then draws the figure in Chinese)."""
+    if len(texts) != len(zh):
+        return None
+    new: dict[str, tuple[str, tuple[str, float, str, float]]] = {}
+    for (en, *how), cn in zip(texts, zh, strict=True):
+        if en == cn:
+            continue
+        if new.setdefault(en, (cn, tuple(how)))[0] != cn:  # type: ignore[arg-type]
+            return None
+    if not new:
+        return svg
+    done: set[str] = set()
+    body = {_cdata(en): en for en in new}  # as matplotlib writes a string: text, or a comment
+    comment = {re.sub("-(?=-)", "- ", _cdata(en)): en for en in new}
+
+    def plain(m: re.Match[str]) -> str:
+        en = body.get(m["body"])
+        if en is None:
+            return m[0]
+        done.add(en)
+        cn, (ha, angle, mode, width) = new[en]
+        attrs = m["attrs"]
+        if " x=" not in f" {attrs}":  # placed by its left end (rotated text): re-anchor
+            x, anchor = _anchor(ha, angle, mode, width)
+            style = rf'style="\1; text-anchor: {anchor}"'
+            attrs = re.sub(r'style="([^"]*)"', style, attrs, count=1)
+            attrs = f'x="{_num(x)}" {attrs}'
+        return f"<text {attrs}>{_cdata(cn)}</text>"
+
+    def math(m: re.Match[str]) -> str:
+        en = comment.get(m["s"])
+        if en is None:
+            return m[0]
+        spans = [(float(t["size"]), t["y"]) for t in _TSPAN.finditer(m["spans"])]
+        if not spans:
+            return m[0]
+        done.add(en)
+        cn, (ha, angle, mode, width) = new[en]
+        size = max(s for s, _ in spans)
+        ys = [y for s, y in spans if s == size]
+        baseline = max(set(ys), key=ys.count)  # the main line, not a sub- or superscript
+        x, anchor = _anchor(ha, angle, mode, width)
+        text = (
+            f'<text x="{_num(x)}" y="{baseline}" '
+            f'style="font-size: {_num(size)}px; text-anchor: {anchor}">{_cdata(cn)}</text>'
+        )
+        return f"{m['ws']}<g {m['attrs']}>\n{text}\n</g>"
+
+    out = _PLAIN_TEXT.sub(plain, svg)
+    out = _MATH_TEXT.sub(math, out)
+    return out if done == set(new) else None

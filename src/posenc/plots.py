@@ -3,9 +3,10 @@
 A page draws a figure with matplotlib in an ``exec="on" html="1"`` code block and prints
 ``posenc.plots.to_html(fig)``: the figure goes into the page as inline SVG, so it needs no
 image file and no request. Both languages run the same code block; on a Chinese page the
-labels, legends, titles and the alt text are translated (``posenc._figure_zh``) before the
-figure is drawn. Text stays SVG text (``svg.fonttype: none``), so no CJK font is needed at
-build time and the reader's own fonts draw it. The background is transparent and black and the
+labels, legends, titles and the alt text are translated (``posenc._figure_zh``). Text stays SVG
+text (``svg.fonttype: none``), so no CJK font is needed at build time and the reader's own fonts
+draw it; matplotlib draws each figure once per build, for the English page, and the Chinese
+page gets that SVG with its words swapped (same data, same layout). The background is transparent and black and the
 default colour cycle become CSS (``currentColor``, ``var(--posenc-c0)``...), so one SVG suits
 the light and the dark scheme.
 """
@@ -23,12 +24,14 @@ __all__ = ["figure", "page_language", "to_html"]
 
 _ids = itertools.count(1)
 
-# The site builds each page twice (en, zh) from byte-identical code blocks: a figure drawn for
-# one language is reused for the other when its text is the same. The build hook names the page
-# being rendered; outside a build (page None) nothing is cached.
+# The site builds each page twice (en, zh) from byte-identical code blocks: the SVG drawn for
+# the English page is kept (with where each word sits) and its words are translated for the
+# Chinese twin. The build hook names the page being rendered; outside a build (page None)
+# nothing is cached.
 _cache: dict = {}
 _calls: dict = {}
 _page: list[str | None] = [None]
+_webps: dict[str, str] = {}  # embedded PNG -> its WebP form (the Chinese twin has the same)
 
 # matplotlib's default cycle (tab10) -> CSS variables set per colour scheme in posenc.css
 _CYCLE = (
@@ -58,6 +61,7 @@ def _set_page(src_uri: str | None) -> None:
     if src_uri is None:
         _cache.clear()
         _calls.clear()
+        _webps.clear()
 
 
 def page_language() -> str:
@@ -122,21 +126,36 @@ def _texts(fig: Any) -> list[Any]:
     return [t for t in out if t.get_text()]
 
 
-def _localize(fig: Any, alt: str) -> tuple[str, tuple[str, ...]]:
-    """Translate the figure's text in place for the page's language; enforce a minimum size.
-
-    Returns the translated alt text and the figure's strings (part of the cache key)."""
-    from ._figure_zh import translate
-
-    lang = _language()
-    strings = []
-    for t in _texts(fig):
+def _min_size(texts: list[Any]) -> None:
+    for t in texts:
         if t.get_fontsize() < MIN_FONT_PT:
             t.set_fontsize(MIN_FONT_PT)
-        if lang == "zh":
-            t.set_text(translate(t.get_text()))
-        strings.append(t.get_text())
-    return (translate(alt) if lang == "zh" else alt), tuple(strings)
+
+
+def _layout(texts: list[Any]) -> list[tuple[str, str, float, str, float]]:
+    """Each word as drawn: string, alignment, rotation, rotation mode, width in SVG units (pt)."""
+    from matplotlib.text import Text
+
+    out = []
+    for t in texts:
+        # the text's own box (an Annotation's would hold its arrow), in the SVG's units (pt)
+        box = Text.get_window_extent(t, dpi=72)
+        angle = t.get_rotation()
+        width = box.height if angle % 180 == 90 else box.width
+        out.append((t.get_text(), t.get_ha(), angle, t.get_rotation_mode(), width))
+    return out
+
+
+def _save(fig: Any) -> str:
+    buf = io.StringIO()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        fig.savefig(
+            buf,
+            format="svg",
+            metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
+        )
+    return buf.getvalue()
 
 
 def _number(m: re.Match[str]) -> str:
@@ -152,12 +171,14 @@ def _webp(m: re.Match[str]) -> str:
         from PIL import Image
     except ImportError:  # Pillow comes with matplotlib; without it the PNG stays
         return m[0]
+    if m[1] in _webps:
+        return _webps[m[1]]
     png = base64.b64decode(m[1])
     out = io.BytesIO()
     Image.open(io.BytesIO(png)).save(out, "WEBP", lossless=True, method=4)
-    if out.tell() >= len(png):
-        return m[0]
-    return "data:image/webp;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+    webp = "data:image/webp;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+    _webps[m[1]] = m[0] if out.tell() >= len(png) else webp
+    return _webps[m[1]]
 
 
 def _slim(svg: str) -> str:
@@ -187,29 +208,34 @@ def to_html(fig: Any, *, alt: str = "") -> str:
     On a Chinese page (during the site build) the figure's text and ``alt`` are translated."""
     import matplotlib.pyplot as plt
 
-    alt, strings = _localize(fig, alt)
+    from ._figure_zh import translate, translate_svg
+
+    zh = _language() == "zh"
+    texts = _texts(fig)
+    _min_size(texts)
     key = None
     if _page[0] is not None:
         code = sys._getframe(1).f_code  # the code block that drew the figure
         page = _page[0].split("/", 1)[1] if _page[0].startswith(("en/", "zh/")) else _page[0]
         call = _calls.setdefault((_page[0], code), itertools.count())
-        key = (page, _code_key(code), next(call), alt, strings)
-    if key in _cache:
-        plt.close(fig)
-        svg = _cache[key]
-    else:
-        buf = io.StringIO()
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
-            fig.savefig(
-                buf,
-                format="svg",
-                metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
-            )
-        plt.close(fig)
-        svg = _slim(buf.getvalue())
-        if key is not None:
-            _cache[key] = svg
+        key = (page, _code_key(code), next(call))
+    svg = None
+    if zh:
+        alt = translate(alt)
+        words = [translate(t.get_text()) for t in texts]
+        drawn = _cache.get(key)
+        # the English page's figure with the words swapped: same data, matplotlib runs once
+        if drawn is not None and drawn[1] == [t.get_fontsize() for t in texts]:
+            svg = translate_svg(drawn[0], drawn[2], words)
+        if svg is None:  # no English twin (or other words): draw it in Chinese
+            for t, word in zip(texts, words, strict=True):
+                t.set_text(word)
+    if svg is None:
+        svg = _save(fig)
+        if key is not None and not zh:
+            _cache[key] = (svg, [t.get_fontsize() for t in texts], _layout(texts))
+    plt.close(fig)
+    svg = _slim(svg)
     # ids are unique within one SVG, not across the several inline on a page: prefix them all
     prefix = f"fig{next(_ids)}-"
     svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', svg)

@@ -1,0 +1,347 @@
+"""Hostile-input rows for posenc.hf (issue 12): describe and Scheme.rotate; collected by
+tests/test_hostile.py.
+
+Rows that posenc.hf gets wrong today are not here (the table has no expected failures): they are
+strict xfail tests in tests/test_hf_describe.py (``test_describe_refuses_hostile_keys``).
+"""
+
+from __future__ import annotations
+
+import math
+from types import MappingProxyType, SimpleNamespace
+
+import numpy as np
+import torch
+
+import posenc.hf
+from hostile_values import (
+    Case,
+    Either,
+    Same,
+    Spec,
+    Works,
+    bad_type,
+    bad_value,
+    choice_cases,
+    is_empty,
+    lazy,
+    positions_cases,
+    size_cases,
+    x_cases,
+)
+
+P4 = np.arange(4)
+BASE = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2}
+YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}
+CFG = {**BASE, "rope_theta": 500000.0, "rope_scaling": YARN, "max_position_embeddings": 64}
+SCHEME = posenc.hf.describe(CFG)
+T5 = posenc.hf.describe({"model_type": "t5", "num_layers": 2, "d_model": 64})
+
+
+def _cfg(**changes):
+    """CFG with keys changed (a value of ... deletes the key)."""
+    out = {**CFG, **changes}
+    return {k: v for k, v in out.items() if v is not ...}
+
+
+def _equals_cfg(scheme):
+    assert scheme == SCHEME, scheme
+    return True
+
+
+def X():
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(2, 2, 4, 16, generator=g, dtype=torch.float64).float()
+
+
+def _rotate(x, position_ids, layer):
+    return SCHEME.rotate(x, position_ids, layer=layer)
+
+
+def _is_layer(index):
+    def check(out):
+        assert out == SCHEME.layers[index], out
+        return True
+
+    return check
+
+
+def _is_call(out):
+    assert out == posenc.hf.posenc_call(SCHEME, 0), out
+    return True
+
+
+def _key(label, key, value, expect):
+    return Case("config", label, _cfg(**{key: value}), expect)
+
+
+SPECS = [
+    Spec(
+        "posenc.hf.describe",
+        posenc.hf.describe,
+        {"config": CFG},
+        [
+            Case("config", "dict", CFG, Works(_equals_cfg)),
+            lazy("config", "mappingproxy", lambda: MappingProxyType(CFG), Works(_equals_cfg)),
+            lazy("config", "object", lambda: SimpleNamespace(**CFG), Works(_equals_cfg)),
+            Case("config", "list", list(CFG.items()), bad_type("config")),
+            Case("config", "str", "config.json", bad_type("config")),
+            Case("config", "bytes", b"{}", bad_type("config")),
+            Case("config", "None", None, bad_type("config")),
+            Case("config", "int", 3, bad_type("config")),
+            Case("config", "bare-object", object(), bad_type("config")),
+            Case("config", "empty", {}, bad_value("model_type")),
+            Case("config", "no-model_type", _cfg(model_type=...), bad_value("model_type")),
+            lazy(
+                "config",
+                "object-no-layers",
+                lambda: SimpleNamespace(model_type="llama"),
+                bad_value("num_hidden_layers", "layer_types"),
+            ),
+            _key("model_type-int", "model_type", 3, bad_type("model_type")),
+            _key("rope_parameters-list", "rope_parameters", [1.0], bad_type("rope_parameters")),
+            _key("rope_scaling-str", "rope_scaling", "yarn", bad_type("rope_scaling")),
+            _key(
+                "rope-keys-disagree",
+                "rope_parameters",
+                {"rope_type": "linear", "factor": 2.0},
+                bad_value("rope_parameters", "rope_scaling"),
+            ),
+            _key(
+                "rope_type-unknown", "rope_scaling", {"rope_type": "bogus"}, bad_value("rope_type")
+            ),
+            _key(
+                "factor-str",
+                "rope_scaling",
+                {**YARN, "factor": "4"},
+                bad_type("factor"),
+            ),
+            _key("factor-nan", "rope_scaling", {**YARN, "factor": math.nan}, bad_value("factor")),
+            _key("layer_types-str", "layer_types", "full_attention", bad_type("layer_types")),
+            _key("layer_types-ints", "layer_types", [0, 1], bad_type("layer_types")),
+            _key(
+                "layer_types-length",
+                "layer_types",
+                ["full_attention"] * 3,
+                bad_value("layer_types"),
+            ),
+            _key("rope_theta-str", "rope_theta", "5e5", bad_type("rope_theta")),
+            _key("rope_theta-bool", "rope_theta", True, bad_type("rope_theta")),
+            _key("rope_theta-nan", "rope_theta", math.nan, bad_value("rope_theta")),
+            _key("rope_theta-inf", "rope_theta", math.inf, bad_value("rope_theta")),
+            _key("rope_theta-negative", "rope_theta", -1.0, bad_value("rope_theta")),
+            _key("rope_theta-list", "rope_theta", [5e5], bad_type("rope_theta")),
+            _key("layers-float", "num_hidden_layers", 2.0, bad_type("num_hidden_layers")),
+            _key("layers-zero", "num_hidden_layers", 0, bad_value("num_hidden_layers")),
+            _key("layers-bool", "num_hidden_layers", True, bad_type("num_hidden_layers")),
+            _key("heads-str", "num_attention_heads", "4", bad_type("num_attention_heads")),
+            _key("heads-zero", "num_attention_heads", 0, bad_value("num_attention_heads")),
+            _key("hidden-float", "hidden_size", 64.0, bad_type("hidden_size")),
+            _key("head_dim-odd", "head_dim", 15, bad_value("head_dim")),
+            _key("head_dim-negative", "head_dim", -16, bad_value("head_dim")),
+            _key("rotary_dim-str", "rotary_dim", "8", bad_type("rotary_dim")),
+            _key(
+                "partial-above-1",
+                "partial_rotary_factor",
+                1.5,
+                bad_value("partial_rotary_factor"),
+            ),
+            _key("partial-zero", "partial_rotary_factor", 0.0, bad_value("partial_rotary_factor")),
+            _key(
+                "max_pos-str", "max_position_embeddings", "64", bad_type("max_position_embeddings")
+            ),
+            Case(
+                "config",
+                "text_config-missing",
+                {"model_type": "gemma3"},
+                bad_value("text_config"),
+            ),
+            Case(
+                "config",
+                "text_config-int",
+                {"model_type": "gemma3", "text_config": 5},
+                bad_type("text_config"),
+            ),
+            Case(
+                "config",
+                "mrope_section-sum",
+                {
+                    **BASE,
+                    "model_type": "qwen2_vl_text",
+                    "rope_parameters": {"rope_theta": 1e4, "mrope_section": [2, 2, 2]},
+                },
+                bad_value("mrope_section"),
+            ),  # fmt: skip
+            Case(
+                "config",
+                "no_rope_layers-length",
+                {**BASE, "model_type": "llama4_text", "no_rope_layers": [1]},
+                bad_value("no_rope_layers"),
+            ),
+            Case(
+                "config",
+                "unknown-model_type",
+                _cfg(model_type="not_a_model"),
+                Works(lambda s: not s.known and s.layers == SCHEME.layers, "described, unknown"),
+            ),
+        ],
+    ),
+    Spec(
+        "posenc.hf.Scheme.rotate",
+        _rotate,
+        {"x": X(), "position_ids": P4, "layer": 0},
+        [
+            *x_cases(
+                "x",
+                X,
+                numpy_ok=True,
+                overrides={
+                    "empty-seq": None,
+                    "+empty-seq": lazy(
+                        "x",
+                        "empty-seq",
+                        lambda: X()[..., :0, :],
+                        Works(is_empty),
+                        position_ids=np.arange(0),
+                    ),
+                    "meta": Either(Same(X, meta=True), bad_value("x", "position_ids")),
+                    "+rank-3": lazy("x", "rank-3", lambda: X()[0], bad_value("x")),
+                    "+other-head_dim": lazy(
+                        "x", "other-head_dim", lambda: X()[..., :8], bad_value("x")
+                    ),
+                    "+numpy": lazy(
+                        "x",
+                        "numpy",
+                        lambda: X().numpy(),
+                        Works(lambda o: isinstance(o, np.ndarray) and o.shape == (2, 2, 4, 16)),
+                    ),
+                },
+            ),
+            *positions_cases(
+                "position_ids",
+                P4,
+                empty=bad_value("position_ids"),
+                overrides={
+                    "np-int64-scalar": bad_value("position_ids"),
+                    "np-0d": bad_value("position_ids"),
+                    "torch-0d": bad_value("position_ids"),
+                    "torch-meta": bad_value("position_ids"),
+                    "+per-batch": Case(
+                        "position_ids",
+                        "per-batch",
+                        np.stack([P4, P4 + 3]),
+                        Works(lambda o: o.shape == (2, 2, 4, 16)),
+                    ),
+                    "+wrong-seq": Case(
+                        "position_ids", "wrong-seq", np.arange(5), bad_value("position_ids")
+                    ),
+                    "+wrong-batch": Case(
+                        "position_ids",
+                        "wrong-batch",
+                        np.stack([P4] * 3),
+                        bad_value("position_ids"),
+                    ),
+                    "+3-d": Case(
+                        "position_ids",
+                        "3-d",
+                        np.stack([P4] * 3)[:, None],
+                        bad_value("position_ids"),
+                    ),
+                    "+torch-with-numpy-x": lazy(
+                        "position_ids",
+                        "torch-with-numpy-x",
+                        lambda: torch.arange(4),
+                        bad_type("position_ids"),
+                        x=X().numpy(),
+                    ),
+                },
+            ),
+            *size_cases(
+                "layer",
+                0,
+                zero=Same(0),
+                overrides={
+                    "negative": Same(0),
+                    "+past-end": Case("layer", "past-end", 2, bad_value("layer")),
+                },
+            ),
+        ],
+    ),
+    Spec(
+        "posenc.hf.Scheme.layer",
+        lambda index: SCHEME.layer(index),
+        {"index": 1},
+        size_cases(
+            "index",
+            1,
+            zero=Works(_is_layer(0)),
+            overrides={
+                "np-int64": Works(_is_layer(1)),
+                "np-uint8": Works(_is_layer(1)),
+                "negative": Works(_is_layer(0)),
+                "huge": bad_value("layer"),
+                "2**63": bad_value("layer"),
+                "bool": bad_type("layer"),
+                "float": bad_type("layer"),
+                "str": bad_type("layer"),
+                "complex": bad_type("layer"),
+                "np-float": bad_type("layer"),
+                "torch-0d": bad_type("layer"),
+                "None": bad_type("layer"),
+            },
+        ),
+    ),
+    Spec(
+        "posenc.hf.Scheme.explain",
+        lambda lang: SCHEME.explain(lang),
+        {"lang": "en"},
+        [
+            Case("lang", "zh", "zh", Works(lambda t: "移植要点" in t)),
+            *choice_cases("lang", ("en", "zh")),
+        ],
+    ),
+    Spec(
+        "posenc.hf.Scheme.to_dict",
+        lambda: SCHEME.to_dict(),
+        {},
+        [],  # no arguments: tests/test_hf_describe.py checks that it round-trips through JSON
+    ),
+    Spec("posenc.hf.LayerScheme.to_dict", lambda: SCHEME.layer(0).to_dict(), {}, []),
+    Spec(
+        "posenc.hf.Scheme.function",
+        lambda bidirectional: T5.function(bidirectional=bidirectional)(np.arange(-3, 4)),
+        {"bidirectional": True},
+        [
+            # keyword overrides only (**overrides): the T5 encoder and decoder buckets
+            Case("bidirectional", "True", True, Works(lambda o: o.tolist()[3] == 0)),
+            Case("bidirectional", "False", False, Works(lambda o: (o[4:] == 0).all())),
+        ],
+    ),
+    Spec(
+        "posenc.hf.LayerScheme.inv_freq",
+        lambda seq_len: SCHEME.layer(0).inv_freq(seq_len),
+        {"seq_len": None},
+        [
+            Case("seq_len", "None", None, Works(lambda o: o[0].shape == (8,) and o[1] > 1)),
+            Case("seq_len", "int", 8, Same(None)),  # yarn does not read seq_len
+        ],
+    ),
+    Spec(
+        "posenc.hf.posenc_call",
+        posenc.hf.posenc_call,
+        {"scheme": SCHEME, "layer": 0},
+        [
+            Case("scheme", "scheme", SCHEME, Works(lambda t: t.startswith("posenc.apply_rope("))),
+            *size_cases(
+                "layer",
+                0,
+                zero=Works(_is_call),
+                overrides={
+                    "np-int64": Works(_is_call),
+                    "np-uint8": Works(_is_call),
+                    "negative": Works(_is_call),
+                },
+            ),
+        ],
+    ),
+]

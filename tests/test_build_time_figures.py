@@ -1,0 +1,176 @@
+"""Figures are drawn once per build (issue 9, build time): matplotlib draws a figure for the English
+page, and its Chinese twin is that SVG with the words translated (posenc.plots, hooks/figures.py).
+So the two show the same data and layout, and the Chinese one is Chinese throughout."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from ci_rule import require
+from posenc import plots
+from posenc._figure_zh import translate
+from sitecheck import pages
+
+TEXT = re.compile(r"<text\b[^>]*>(.*?)</text>", re.S)
+FIGURE = re.compile(r'<div class="posenc-figure"[^>]*>\s*(<svg.*?</svg>)', re.S)
+
+
+def _shape(svg: str) -> str:
+    """The SVG without its words: paths, marks, images and where each text sits."""
+    svg = TEXT.sub("<text/>", svg)
+    svg = re.sub(r'\s(?:role|aria-label)="[^"]*"', "", svg)
+    svg = re.sub(r"\bfig\d+-", "fig-", svg)  # the per-page id prefix
+    return re.sub(r"\s+", " ", svg)
+
+
+def _words(svg: str) -> list[str]:
+    """Each text's string (a mathtext label: its glyphs, one tspan each, joined)."""
+    texts = [re.sub(r">\s+<", "><", t) for t in TEXT.findall(svg)]
+    return [html.unescape(re.sub(r"<[^>]+>", "", t)).strip() for t in texts]
+
+
+def _block() -> str:
+    """A code block as the pages write one: mathtext labels, a rotated text, a legend."""
+    fig, ax = plots.figure(4.0, 2.5)
+    ax.plot([0, 1, 2], [0, 1, 4], label="sinusoidal")
+    ax.plot([0, 1, 2], [4, 1, 0], label="$x_i$")
+    ax.set_xlabel("relative position $j - i$")
+    ax.set_ylabel("wavelength $\\lambda_i$")
+    ax.set_title("bidirectional")
+    ax.text(1.0, 2.0, "causal", rotation=30, ha="center")
+    ax.legend()
+    return plots.to_html(fig, alt="time relative to the fastest peer")
+
+
+def _chosen_words() -> str:
+    """A block that picks its words with page_language() (mrope.md, layer-patterns.md do)."""
+    zh = plots.page_language() == "zh"
+    fig, ax = plots.figure(4.0, 2.5)
+    ax.bar([0, 1], [3, 1])
+    ax.set_xlabel("配对索引 $i$" if zh else "pair index $i$")
+    ax.set_title("分段" if zh else "bands")
+    return plots.to_html(fig, alt="两种布局" if zh else "both layouts")
+
+
+@pytest.fixture
+def build(monkeypatch):
+    """Run a block on the English page, then on its Chinese twin; count matplotlib's saves."""
+    require("matplotlib")
+    saves: list[int] = []
+    save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig: saves.append(1) or save(fig))
+
+    def run(block, langs=("en", "zh")):
+        plots._set_page(None)  # a new build
+        try:
+            out = []
+            for lang in langs:
+                plots._set_page(f"{lang}/figures.md")
+                out.append(block())
+            return out, saves
+        finally:
+            plots._set_page(None)
+
+    return run
+
+
+@pytest.mark.parametrize("block", [_block, _chosen_words])
+def test_chinese_figure_is_the_english_svg_with_chinese_words(build, block):
+    (en, zh), saves = build(block)
+    assert len(saves) == 1  # matplotlib drew the figure once, for both languages
+    assert _shape(zh) == _shape(en)  # same data, marks and text positions
+    assert _words(zh) != _words(en)
+    english = "sinusoidal|relative|position|wavelength|bidirectional|causal|pair|index|bands"
+    assert not [w for w in _words(zh) if re.search(english, w)], _words(zh)
+    label = re.search(r'aria-label="([^"]*)"', zh)
+    assert label and re.search("[\u4e00-\u9fff]", label[1]) and "$" not in label[1], label
+
+
+def test_every_word_of_the_block_is_translated(build):
+    (en, zh), _ = build(_block)
+    assert "causal" in _words(en) and "因果" in _words(zh)  # a rotated ax.text, re-anchored
+    assert {"相对位置 j - i", "波长 λᵢ", "双向", "正弦"} <= set(_words(zh))
+    prose = [w for w in _words(zh) if re.search("[A-Za-z]{2,}", w) and w != "xi"]  # xi: $x_i$
+    assert not prose, _words(zh)
+
+
+def test_translated_math_label_keeps_its_centre(build):
+    """A centred mathtext label (matplotlib writes one tspan per glyph) becomes one Chinese text
+    anchored at the middle of where the English one was."""
+    (en, zh), _ = build(_block)
+    text = re.search(r"<text [^>]*>相对位置 j - i</text>", zh)
+    assert text and "text-anchor: middle" in text[0], text
+    x = float(re.search(r'x="([\d.]+)"', text[0])[1])
+    groups = re.findall(r"<g [^>]*>\s*<text>(.*?)</text>", en, re.S)
+    spans = [re.findall(r'<tspan x="([\d.]+)"[^>]*>([^<]*)<', g) for g in groups]
+    label = [xs for xs in spans if "".join(c for _, c in xs).startswith("relative")]
+    assert len(label) == 1, spans
+    end = float(label[0][-1][0]) + 5  # the last glyph's left edge plus about its width
+    assert 0.45 < x / end < 0.55, (x, end)
+
+
+def test_chinese_page_without_english_twin_is_drawn_in_chinese(build):
+    (zh,), saves = build(_block, langs=("zh",))
+    assert len(saves) == 1
+    assert {"相对位置 j - i", "双向", "因果"} <= set(_words(zh))
+
+
+def test_each_figure_of_a_page_keeps_its_own_twin(build):
+    def two():
+        return _block() + _chosen_words()
+
+    (en, zh), saves = build(two)
+    assert len(saves) == 2
+    en_figs, zh_figs = FIGURE.findall(en), FIGURE.findall(zh)
+    assert len(en_figs) == len(zh_figs) == 2
+    assert [_shape(s) for s in en_figs] == [_shape(s) for s in zh_figs]
+
+
+def test_outside_a_build_figures_are_english_and_not_cached(build):
+    require("matplotlib")
+    plots._set_page(None)
+    out = _block()
+    assert "sinusoidal" in _words(out) and not plots._cache
+    assert translate("sinusoidal") == "正弦"
+
+
+@pytest.mark.parametrize("name", pages("en"))
+def test_site_figures_same_data_in_both_languages_and_chinese_words(built_site, name):
+    """On the built site each Chinese figure is its English twin with the words translated: the
+    same paths, marks and positions, aria-label in Chinese, and no English label left."""
+    assert built_site.returncode == 0, built_site.log[-3000:]
+    page = name.removesuffix(".md")
+    page = "" if page == "index" else page + "/"
+    en = (built_site.path / page / "index.html").read_text(encoding="utf-8")
+    zh = (built_site.path / "zh" / page / "index.html").read_text(encoding="utf-8")
+    en_figs, zh_figs = FIGURE.findall(en), FIGURE.findall(zh)
+    assert len(en_figs) == len(zh_figs)
+    for e, z in zip(en_figs, zh_figs, strict=True):
+        assert _shape(z) == _shape(e), name
+        # a label the table translates is never left in English (names and math stay)
+        left = [w for w in _words(z) if translate(w) != w]
+        assert not left, (name, left)
+        for label in re.findall(r'aria-label="([^"]*)"', z):
+            assert re.search("[\u4e00-\u9fff]", label), (name, label)
+
+
+def test_annotations_are_translated_too(build):
+    def block():
+        fig, ax = plots.figure(4.0, 2.5)
+        ax.plot([0, 1], [0, 1])
+        ax.annotate(
+            "causal",
+            (0.5, 0.5),
+            xytext=(6, 4),
+            textcoords="offset points",
+            arrowprops={"arrowstyle": "->"},
+        )
+        ax.annotate("$k=3$", (0.2, 0.8))
+        return plots.to_html(fig)
+
+    (en, zh), saves = build(block)
+    assert len(saves) == 1 and _shape(zh) == _shape(en)
+    assert "因果" in _words(zh) and "causal" not in _words(zh)

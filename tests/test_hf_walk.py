@@ -1,0 +1,103 @@
+"""The generic walk over transformers' model types (issue 12), run once per session.
+
+``hf_walk.walk()`` builds every rotary model type's own rotary embedding from a small config,
+runs its own apply function on random q and k (per-batch offset ids; 3-D ids for M-RoPE) and
+compares with ``posenc.hf.describe(config).rotate`` (float32, within 1e-6 * max|x|). These tests
+hold the walk to the committed record docs/assets/atlas.json (which the atlas page is built from),
+so a model type transformers adds, or one whose status changes, fails here until
+``make atlas`` records it; and a registry row that disagrees with its model's code fails.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ci_rule import require
+
+RECORD = Path(__file__).resolve().parents[1] / "docs" / "assets" / "atlas.json"
+
+
+@pytest.fixture(scope="module")
+def walked():
+    require("transformers")
+    require("torch")
+    import hf_walk
+
+    return {o.model_type: o for o in hf_walk.walk()}
+
+
+@pytest.fixture(scope="module")
+def record():
+    return json.loads(RECORD.read_text(encoding="utf-8"))
+
+
+def test_the_record_was_made_with_the_pinned_transformers(record):
+    transformers = require("transformers")
+    import posenc.hf
+
+    assert record["transformers"] == transformers.__version__ == posenc.hf.TRANSFORMERS_VERSION
+
+
+def test_every_registry_row_matches_its_model_code(walked):
+    import posenc.hf
+
+    wrong = {
+        mt: o.reason
+        for mt, o in walked.items()
+        if mt in posenc.hf.MODELS and o.status != "verified"
+    }
+    assert not wrong, wrong
+
+
+def test_no_mismatch_is_left_standing(walked):
+    # a mismatch is a registry row that disagrees with the model's code; types without a row
+    # whose generic description differs are reported as unverified, with the reason
+    assert [mt for mt, o in walked.items() if o.status == "mismatch"] == []
+    for o in walked.values():
+        assert o.status in ("verified", "unverified")
+        assert (o.status == "verified") == (o.reason == ""), (o.model_type, o.reason)
+
+
+def test_the_walk_equals_the_committed_record(walked, record):
+    now = {mt: (o.status, o.convention) for mt, o in walked.items()}
+    then = {mt: (row["status"], row["convention"]) for mt, row in record["types"].items()}
+    new = sorted(set(now) - set(then))
+    gone = sorted(set(then) - set(now))
+    changed = sorted(mt for mt in set(now) & set(then) if now[mt] != then[mt])
+    assert (new, gone, changed) == ([], [], []), (
+        "the walk differs from docs/assets/atlas.json; run `make atlas` and review the diff"
+    )
+
+
+def test_the_record_counts_its_rows(record):
+    statuses = [row["status"] for row in record["types"].values()]
+    summary = record["summary"]
+    assert summary["walked"] == len(statuses)
+    assert summary["verified"] == statuses.count("verified")
+    assert summary["unverified"] == statuses.count("unverified")
+
+
+def test_verified_types_cover_every_convention_in_the_registry(walked):
+    import posenc.hf
+
+    rotary = ("rope", "mrope")  # the other kinds: tests/test_hf_walk_fixed.py
+    used = {
+        row.convention
+        for row in posenc.hf.MODELS.values()
+        if posenc.hf.CONVENTIONS[row.convention].kind in rotary
+    }
+    verified = {o.convention for o in walked.values() if o.status == "verified"}
+    assert used <= verified, used - verified
+
+
+def test_layer_kinds_are_walked(walked):
+    # Gemma 3 and Cohere2 rows: both layer kinds walked (Cohere2's full layers are NoPE)
+    assert set(walked["gemma3_text"].layer_kinds) == {
+        "sliding_attention:rope",
+        "full_attention:rope",
+    }
+    assert "full_attention:nope" in walked["cohere2"].layer_kinds
+    assert walked["cohere2"].status == "verified"

@@ -1,0 +1,95 @@
+"""Record the atlas's verification run: docs/assets/atlas.json (``make atlas``).
+
+Runs the generic walk of tests/hf_walk.py (each transformers model type's own rotary code
+against ``posenc.hf.describe(config).rotate``) and writes what it found, one entry per walked
+model type, with the versions it ran against. The atlas page (docs/*/atlas.md, drawn by
+hooks/atlas.py) is built from this file and from the registry in ``posenc.hf``.
+
+The file is stable: keys sorted, errors rounded to three significant digits and memory
+addresses removed from the reasons, so a rerun on the same versions changes only the date.
+
+    .venv/bin/python tools/atlas_record.py [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "assets" / "atlas.json"
+STATUSES = ("verified", "mismatch", "unverified")
+
+
+def _stable_reason(reason: str) -> str:
+    """``reason`` without what changes from run to run (object addresses)."""
+    return re.sub(r"0x[0-9a-fA-F]+", "0x…", reason)
+
+
+def _stable_error(error: float | None) -> float | None:
+    return None if error is None else float(f"{error:.3g}")
+
+
+def record() -> dict[str, Any]:
+    """Run the walk and return the record (a JSON-ready dict)."""
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        import hf_walk
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    import torch
+    import transformers
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    outcomes = hf_walk.walk()
+    types = {}
+    for o in outcomes:
+        if o.status not in STATUSES:
+            raise ValueError(
+                f"walk: status of {o.model_type} must be one of {STATUSES}, got {o.status!r}"
+            )
+        types[o.model_type] = {
+            "status": o.status,
+            "reason": _stable_reason(o.reason),
+            "convention": o.convention,
+            "layer_kinds": list(o.layer_kinds),
+            "error": _stable_error(o.error),
+            "module": o.module,
+        }
+    summary = {s: sum(t["status"] == s for t in types.values()) for s in STATUSES}
+    summary["walked"] = len(types)
+    summary["total_model_types"] = len(CONFIG_MAPPING_NAMES)
+    return {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+        "date": datetime.date.today().isoformat(),
+        "summary": summary,
+        "types": types,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT})")
+    args = parser.parse_args(argv)
+    data = record()
+    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    args.out.write_text(text, encoding="utf-8")
+    s = data["summary"]
+    print(
+        f"{args.out}: {s['verified']} verified, {s['mismatch']} mismatch, "
+        f"{s['unverified']} unverified of {s['walked']} walked "
+        f"({s['total_model_types']} model types in transformers {data['transformers']})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
