@@ -121,8 +121,8 @@ def _config_class(rc: type) -> Any:
 # per-type small-config extras, where a model's own defaults do not fit the small widths
 EXTRA = {
     "mimo_v2_flash": {"head_dim": 48},  # partial_rotary_factor 0.334: 48 * 0.334 -> 16
-    "minimax_m3_vl_text": {"rotary_dim": 8},
     "bamba": {"attn_layer_indices": [1, 4]},
+    "granitemoehybrid": {"layer_types": ["mamba", "attention"] * 3},
 }
 
 

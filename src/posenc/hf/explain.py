@@ -196,7 +196,7 @@ def explain(scheme: Scheme, lang: str = "en") -> str:
 
 def _source(scheme: Scheme, layer: LayerScheme, name: str) -> str | None:
     prefix = "" if layer.layer_type == "full_attention" else f"{layer.layer_type}: "
-    alias = {"base": "base", "rope_type": "rope_type", "scaling": "rope_type"}
+    alias = {"base": "base", "rope_type": "rope_type", "scaling": "scaling"}
     if name in alias:
         return scheme.sources.get(prefix + alias[name]) or scheme.sources.get(alias[name])
     if name == "rotary_dim":

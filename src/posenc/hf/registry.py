@@ -271,7 +271,7 @@ _CONVENTIONS = {
             "contiguous bands as in Qwen2-VL.",
         ),
         pitfalls_zh=(
-            "频率对按 t, h, w, t, h, w, … 轮换（直到 mrope_section 的数量），"
+            "频率对按 t、h、w、t、h、w……的顺序轮换（直到用完 mrope_section 的数量），"
             "不是 Qwen2-VL 那样的三段连续频段。",
         ),
     ),
@@ -466,6 +466,9 @@ for _mt in ("m2m100", "xglm", "speech_to_text", "nllb_moe"):
     _MODELS[_mt] = _M("sinusoidal", table="fairseq")
 _MODELS["marian"] = _M("sinusoidal", table="marian")
 _MODELS["whisper"] = _M("sinusoidal", table="whisper")
+for _mt in ("gptj", "codegen"):
+    # rotate_every_two on the first config.rotary_dim features (the whole head when None)
+    _MODELS[_mt] = _M("interleaved", dim_key="rotary_dim")
 MODELS: MappingProxyType[str, ModelRow] = MappingProxyType(_MODELS)
 
 

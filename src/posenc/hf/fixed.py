@@ -1,0 +1,67 @@
+"""Schemes without rotation (ALiBi, T5 buckets, sinusoidal tables): their parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .keys import Config, first
+from .registry import Convention, ModelRow
+from .scheme import LayerScheme, Scheme
+
+__all__ = ["read_fixed"]
+
+
+def read_fixed(
+    cfg: Config, model_type: str, row: ModelRow, conv: Convention, known: bool
+) -> Scheme:
+    """ALiBi, T5 buckets and sinusoidal tables: the parameters of the posenc function."""
+    sources: dict[str, str] = {}
+    n = first(
+        cfg,
+        ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers"),
+        sources,
+        "layers",
+    )
+    fixed: dict[str, Any] = {}
+    if conv.kind == "alibi":
+        heads = first(cfg, ("num_attention_heads", "n_head", "n_heads"), sources, "num_heads")
+        if heads is None:
+            raise ValueError(f"{cfg.where} must hold num_attention_heads (or n_head, n_heads)")
+        attn = cfg.get("attn_config")
+        max_bias = 8.0
+        if isinstance(attn, Mapping) and attn.get("alibi_bias_max") is not None:
+            max_bias = cfg.real("attn_config['alibi_bias_max']", attn["alibi_bias_max"])
+            sources["max_bias"] = cfg.name("attn_config") + "['alibi_bias_max']"
+        fixed = {"num_heads": heads, "max_bias": max_bias}
+    elif conv.kind == "t5":
+        fixed = {
+            "num_buckets": cfg.int("relative_attention_num_buckets", 32),
+            "max_distance": cfg.int("relative_attention_max_distance", 128),
+            "bidirectional": True,
+        }
+        sources["num_buckets"] = cfg.name("relative_attention_num_buckets") + " (default 32)"
+        sources["max_distance"] = cfg.name("relative_attention_max_distance") + " (default 128)"
+    elif conv.kind == "sinusoidal":
+        dim = first(cfg, ("d_model", "hidden_size", "n_embd"), sources, "dim")
+        if dim is None:
+            raise ValueError(f"{cfg.where} must hold d_model (or hidden_size)")
+        table = row.table or "fairseq"
+        fixed = {"table": table, "dim": dim}
+        if table == "fairseq":
+            pad = cfg.get("pad_token_id")
+            fixed["padding_idx"] = pad
+            sources["padding_idx"] = cfg.name("pad_token_id")
+    layers = tuple(LayerScheme(i, "full_attention", conv.kind) for i in range(n or 0))
+    return Scheme(
+        model_type,
+        conv.name,
+        conv.kind,
+        known,
+        layers,
+        cfg.int("max_position_embeddings"),
+        sources,
+        row.notes_en,
+        row.notes_zh,
+        fixed=fixed,
+    )
