@@ -126,6 +126,11 @@ EXTRA = {
 }
 
 
+# vision encoders whose rotary class is not named *Vision*: 2-D rotary over image patches, as
+# read from their modeling code (posenc.rope2d covers the family; describe reads text models)
+VISION_2D = ("efficientloftr", "eomt_dinov3", "mlcd", "mlcd_vision_model", "sam3_vit_model")
+
+
 def _fit_mrope(cfg: Any, force: bool = False) -> Any:
     """An M-RoPE config's mrope_section shrunk to the small head's pairs (also where the model
     code has a default section and the config names none: ``force``)."""
@@ -136,6 +141,18 @@ def _fit_mrope(cfg: Any, force: bool = False) -> Any:
             half = int(head * rp.get("partial_rotary_factor", 1.0)) // 2
             rp["mrope_section"] = [half - 2 * (half // 4), half // 4, half // 4]
     return cfg
+
+
+def _holds(parent: Any, child: Any, depth: int = 0) -> bool:
+    """Whether config class ``parent`` holds ``child`` as a non-vision, non-audio sub-config,
+    at any depth (Qwen2.5-Omni: config -> thinker_config -> text_config)."""
+    subs = getattr(parent, "sub_configs", None) or {}
+    for key, sub in subs.items():
+        if "vision" in key or "audio" in key or sub is None or depth > 3:
+            continue
+        if sub is child or _holds(sub, child, depth + 1):
+            return True
+    return False
 
 
 def small_config(cls: Any, extra: dict[str, Any] | None = None) -> Any:
@@ -216,6 +233,10 @@ def walk_one(model_type: str, module: str) -> Outcome:
         mod = importlib.import_module(module)
     except Exception as exc:
         return Outcome(model_type, "unverified", f"modeling module does not import: {exc!r}"[:200])
+    if model_type in VISION_2D:
+        return Outcome(
+            model_type, "unverified", "vision encoder: 2-D rotary over patch grids", module=module
+        )
     cfg_cls = CONFIG_MAPPING[model_type]
     rots = [rc for rc in _rotary_classes(mod) if _config_class(rc) is cfg_cls]
     sub = None
@@ -226,12 +247,8 @@ def walk_one(model_type: str, module: str) -> Outcome:
             if match and "vision" not in key and "audio" not in key:
                 rots, sub = match, key
                 break
-    if not rots:  # a text config whose rotary embedding is annotated with the composite config
-        rots = [
-            rc
-            for rc in _rotary_classes(mod)
-            if (getattr(_config_class(rc), "sub_configs", None) or {}).get("text_config") is cfg_cls
-        ]
+    if not rots:  # a sub-config whose rotary embedding is annotated with a composite config
+        rots = [rc for rc in _rotary_classes(mod) if _holds(_config_class(rc), cfg_cls)]
     if not rots:
         vision = [rc for rc in _rotary_classes(mod, vision=True) if _config_class(rc) is cfg_cls]
         if vision:

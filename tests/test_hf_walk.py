@@ -2,7 +2,9 @@
 
 ``hf_walk.walk()`` builds every rotary model type's own rotary embedding from a small config,
 runs its own apply function on random q and k (per-batch offset ids; 3-D ids for M-RoPE) and
-compares with ``posenc.hf.describe(config).rotate`` (float32, within 1e-6 * max|x|). These tests
+compares with ``posenc.hf.describe(config).rotate`` (float32, within 1e-6 * max|x|);
+``hf_walk_fixed.walk_fixed()`` does the same for ALiBi biases, T5 buckets and sinusoidal tables
+against ``describe(config).function()`` (buckets exactly). These tests
 hold the walk to the committed record docs/assets/atlas.json (which the atlas page is built from),
 so a model type transformers adds, or one whose status changes, fails here until
 ``make atlas`` records it; and a registry row that disagrees with its model's code fails.
@@ -22,11 +24,12 @@ RECORD = Path(__file__).resolve().parents[1] / "docs" / "assets" / "atlas.json"
 
 @pytest.fixture(scope="module")
 def walked():
+    """Both walks (rotary, and ALiBi / T5 / sinusoidal), one outcome per model type."""
     require("transformers")
     require("torch")
-    import hf_walk
+    import hf_walk_fixed
 
-    return {o.model_type: o for o in hf_walk.walk()}
+    return {o.model_type: o for o in hf_walk_fixed.walk_all()}
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +104,17 @@ def test_layer_kinds_are_walked(walked):
     }
     assert "full_attention:nope" in walked["cohere2"].layer_kinds
     assert walked["cohere2"].status == "verified"
+
+
+def test_each_fixed_family_is_found_and_verified(walked):
+    # the non-rotary scan finds the three families; the flagship of each is verified by its code
+    for mt in ("bloom", "mpt", "falcon", "t5", "mt5", "umt5", "longt5", "marian", "whisper",
+               "speech_to_text", "xglm", "m2m_100", "musicgen"):  # fmt: skip
+        assert walked[mt].status == "verified", (mt, walked[mt].reason)
+    assert "alibi" in " ".join(walked["falcon"].layer_kinds)
+
+
+def test_a_type_the_fixed_scan_finds_without_a_probe_is_reported(walked):
+    # T5-like buckets computed outside a compute_bias (LayoutLMv3, MPNet) are listed, not dropped
+    assert walked["layoutlmv3"].status == "unverified"
+    assert walked["mpnet"].reason

@@ -1,7 +1,8 @@
 """Record the atlas's verification run: docs/assets/atlas.json (``make atlas``).
 
-Runs the generic walk of tests/hf_walk.py (each transformers model type's own rotary code
-against ``posenc.hf.describe(config).rotate``) and writes what it found, one entry per walked
+Runs the generic walks of tests/hf_walk.py (each transformers model type's own rotary code
+against ``posenc.hf.describe(config).rotate``) and tests/hf_walk_fixed.py (ALiBi, T5 buckets
+and sinusoidal tables against ``describe(config).function()``) and writes what it found, one entry per walked
 model type, with the versions it ran against. The atlas page (docs/*/atlas.md, drawn by
 hooks/atlas.py) is built from this file and from the registry in ``posenc.hf``.
 
@@ -41,14 +42,14 @@ def record() -> dict[str, Any]:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     sys.path.insert(0, str(ROOT / "tests"))
     try:
-        import hf_walk
+        import hf_walk_fixed
     finally:
         sys.path.remove(str(ROOT / "tests"))
     import torch
     import transformers
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
-    outcomes = hf_walk.walk()
+    outcomes = hf_walk_fixed.walk_all()
     types = {}
     for o in outcomes:
         if o.status not in STATUSES:

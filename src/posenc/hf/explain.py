@@ -121,7 +121,9 @@ def posenc_call(scheme: Scheme, layer: int = 0) -> str:
 def _fixed_call(scheme: Scheme, kind: str) -> str:
     f = scheme.fixed
     if kind == "alibi":
-        return f"posenc.alibi_bias(q_len, k_len, {f['num_heads']}, max_bias={f['max_bias']:g})"
+        call = f"posenc.alibi_bias(q_len, k_len, {f['num_heads']}, max_bias={f['max_bias']:g})"
+        scale = float(f.get("scale", 1.0))
+        return call if scale == 1.0 else f"{call} * {scale:.6g}"
     if kind == "t5":
         return (
             f"posenc.t5_bucket(key_pos - query_pos, num_buckets={f['num_buckets']}, "
@@ -130,6 +132,8 @@ def _fixed_call(scheme: Scheme, kind: str) -> str:
     if kind == "sinusoidal":
         if f.get("table") == "marian":
             return f"posenc.compat.marian_sinusoidal_weight(n_pos, {f['dim']})"
+        if f.get("table") == "cos_first":
+            return f"posenc.hf.describe(config).function()(num_embeddings)  # [cos | sin], d={f['dim']}"
         if f.get("table") == "whisper":
             return f"posenc.compat.whisper_sinusoids(length, {f['dim']})"
         return (

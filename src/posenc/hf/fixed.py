@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
 from typing import Any
 
 from .keys import Config, first
@@ -28,17 +28,23 @@ def read_fixed(
         heads = first(cfg, ("num_attention_heads", "n_head", "n_heads"), sources, "num_heads")
         if heads is None:
             raise ValueError(f"{cfg.where} must hold num_attention_heads (or n_head, n_heads)")
-        attn = cfg.get("attn_config")
-        max_bias = 8.0
-        if isinstance(attn, Mapping) and attn.get("alibi_bias_max") is not None:
-            max_bias = cfg.real("attn_config['alibi_bias_max']", attn["alibi_bias_max"])
-            sources["max_bias"] = cfg.name("attn_config") + "['alibi_bias_max']"
-        fixed = {"num_heads": heads, "max_bias": max_bias}
+        # transformers 5.23 builds every ALiBi bias with max_bias 8 (MptModel passes no
+        # attn_config['alibi_bias_max'] to build_mpt_alibi_tensor)
+        fixed = {"num_heads": heads, "max_bias": 8.0, "scale": 1.0}
+        if row.alibi_scaled:  # Falcon: alibi / sqrt(head_dim) goes into the mask
+            hidden = cfg.int("hidden_size")
+            if hidden is None or hidden % heads:
+                raise ValueError(
+                    f"{cfg.name('hidden_size')} must be a multiple of the head count {heads}, "
+                    f"got {hidden}"
+                )
+            fixed["scale"] = 1.0 / math.sqrt(hidden // heads)
+            sources["scale"] = f"1 / sqrt({cfg.name('hidden_size')} // heads) (model code)"
     elif conv.kind == "t5":
         fixed = {
             "num_buckets": cfg.int("relative_attention_num_buckets", 32),
             "max_distance": cfg.int("relative_attention_max_distance", 128),
-            "bidirectional": True,
+            "bidirectional": not row.causal,
         }
         sources["num_buckets"] = cfg.name("relative_attention_num_buckets") + " (default 32)"
         sources["max_distance"] = cfg.name("relative_attention_max_distance") + " (default 128)"
@@ -49,9 +55,11 @@ def read_fixed(
         table = row.table or "fairseq"
         fixed = {"table": table, "dim": dim}
         if table == "fairseq":
-            pad = cfg.get("pad_token_id")
+            # positions start at padding_idx + 1; rows without a padding row count from 0
+            pad = cfg.get("pad_token_id") if row.padded else None
             fixed["padding_idx"] = pad
-            sources["padding_idx"] = cfg.name("pad_token_id")
+            if row.padded:
+                sources["padding_idx"] = cfg.name("pad_token_id")
     layers = tuple(LayerScheme(i, "full_attention", conv.kind) for i in range(n or 0))
     return Scheme(
         model_type,

@@ -127,6 +127,7 @@ def _describe_config(cfg: Config, outer: str | None) -> Scheme:
             notes=(row.notes_en if row else ()) + inner.notes,
             notes_zh=(row.notes_zh if row else ()) + inner.notes_zh,
             ignored_keys=inner.ignored_keys,
+            fixed=inner.fixed,
         )
     known = row is not None
     if row is None:
@@ -155,7 +156,7 @@ def _generic_convention(cfg: Config) -> str:
 
 def _read_rows(cfg: Config, model_type: str, row: ModelRow, known: bool) -> Scheme:
     if row.switch is not None and cfg.get(row.switch[0]):
-        row = replace(row, convention=row.switch[1], switch=None)
+        row = row.switch[1]
     conv = CONVENTIONS[row.convention]
     if conv.kind not in ("rope", "mrope"):
         return read_fixed(cfg, model_type, row, conv, known)

@@ -112,11 +112,19 @@ class ModelRow:
     defaults : tuple of (key, value)
         The config class's defaults for keys a Hub ``config.json`` may leave out.
     switch : tuple or None
-        ``(key, convention)``: a boolean config key that switches the model to another
-        convention (Falcon's ``alibi``).
+        ``(key, row)``: a boolean config key that switches the model to another row (Falcon's
+        ``alibi``).
     table : str or None
-        Sinusoidal tables: ``"fairseq"``, ``"marian"`` or ``"whisper"`` (which posenc.compat
-        function builds it).
+        Sinusoidal tables: ``"fairseq"``, ``"marian"``, ``"whisper"`` (which posenc.compat
+        function builds it) or ``"cos_first"`` (MusicGen).
+    padded : bool
+        fairseq tables: positions start at ``padding_idx + 1`` (``pad_token_id``); False for
+        ports that count from 0 with no padding row (MusicGen).
+    causal : bool
+        T5 buckets: the only stack is a decoder (``bidirectional=False``; Pix2Struct's text
+        model).
+    alibi_scaled : bool
+        ALiBi divided by ``sqrt(head_dim)`` before it joins the scores (Falcon).
     nope_interval : int or None
         With ``nope="no_rope_layers"`` and that key empty or missing: every
         ``no_rope_layer_interval``-th layer (default this) is NoPE (Llama 4's config code).
@@ -138,9 +146,12 @@ class ModelRow:
     angle_sign: int = 1
     mrope_default: tuple[int, int, int] | None = None
     nope_interval: int | None = None
-    switch: tuple[str, str] | None = None
+    switch: tuple[str, ModelRow] | None = None
     defaults: tuple[tuple[str, Any], ...] = ()
     table: str | None = None
+    padded: bool = True
+    causal: bool = False
+    alibi_scaled: bool = False
     notes_en: tuple[str, ...] = field(default=())
     notes_zh: tuple[str, ...] = field(default=())
 
@@ -433,6 +444,10 @@ for _mt, _section in (
     _MODELS[_mt] = _M("mrope_interleaved", sub_config="text_config")
     _MODELS[_mt + "_text"] = _M("mrope_interleaved", mrope_default=_section)
 _MODELS["qwen3_omni_moe_text"] = _M("mrope_interleaved", mrope_default=(24, 20, 20))
+_MODELS["qwen3_omni_moe_thinker"] = _M("mrope_interleaved", sub_config="text_config")
+for _mt in ("qwen2_5_omni_text", "qwen2_5_omni_talker"):
+    _MODELS[_mt] = _M("mrope", mrope_default=(16, 24, 24))
+_MODELS["qwen2_5_omni_thinker"] = _M("mrope", sub_config="text_config")
 _MODELS["deepseek_v2"] = _M(
     "mla",
     pairing="interleaved",
@@ -459,13 +474,41 @@ for _mt in ("bailing_hybrid", "glm_moe_dsa", "longcat_flash", "mistral_large4_te
 _MODELS["mistral_large4"] = _M("mla", sub_config="text_config")
 for _mt in ("bloom", "mpt"):
     _MODELS[_mt] = _M("alibi")
-_MODELS["falcon"] = _M("llama", switch=("alibi", "alibi"))
-for _mt in ("t5", "mt5", "umt5", "longt5", "switch_transformers"):
+_MODELS["falcon"] = _M("llama", switch=("alibi", _M("alibi", alibi_scaled=True)))
+for _mt in ("t5", "mt5", "umt5", "longt5", "switch_transformers", "pop2piano"):
     _MODELS[_mt] = _M("t5")
-for _mt in ("m2m100", "xglm", "speech_to_text", "nllb_moe"):
+_MODELS["pix2struct_text_model"] = _M("t5", causal=True)
+_MODELS["pix2struct"] = _M("t5", sub_config="text_config")
+for _mt in (
+    "m2m_100",
+    "xglm",
+    "speech_to_text",
+    "nllb-moe",
+    "fsmt",
+    "speecht5",
+    "trocr",
+    "kosmos_2_text_model",
+    "kosmos_2_5_text_model",
+    "seamless_m4t",
+):
     _MODELS[_mt] = _M("sinusoidal", table="fairseq")
-_MODELS["marian"] = _M("sinusoidal", table="marian")
-_MODELS["whisper"] = _M("sinusoidal", table="whisper")
+_MODELS["tipsv2_text_model"] = _M("sinusoidal", table="fairseq", padded=False)
+for _mt in ("musicgen_decoder", "musicgen_melody_decoder"):
+    _MODELS[_mt] = _M("sinusoidal", table="cos_first")
+for _mt in ("musicgen", "musicgen_melody"):
+    _MODELS[_mt] = _M("sinusoidal", sub_config="decoder")
+for _mt in ("kosmos-2", "kosmos-2.5"):
+    _MODELS[_mt] = _M("sinusoidal", sub_config="text_config")
+for _mt in ("marian", "pegasus", "time_series_transformer", "informer", "autoformer"):
+    _MODELS[_mt] = _M("sinusoidal", table="marian")
+for _mt in (
+    "whisper",
+    "pegasus_x",
+    "qwen2_5_omni_audio_encoder",
+    "qwen3_asr_encoder",
+    "qwen3_omni_moe_audio_encoder",
+):
+    _MODELS[_mt] = _M("sinusoidal", table="whisper")
 for _mt in ("gptj", "codegen"):
     # rotate_every_two on the first config.rotary_dim features (the whole head when None)
     _MODELS[_mt] = _M("interleaved", dim_key="rotary_dim")

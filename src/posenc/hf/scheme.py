@@ -192,14 +192,15 @@ class Scheme:
         config's parameters bound (``overrides`` replace them, e.g. ``bidirectional=False`` for
         a T5 decoder).
 
-        - ``"alibi"``: ``posenc.alibi_bias(q_len, k_len)`` with ``n_heads`` and ``max_bias``.
+        - ``"alibi"``: ``posenc.alibi_bias(q_len, k_len)`` with ``n_heads`` and ``max_bias``,
+          times ``scale`` (Falcon: ``1 / sqrt(head_dim)``).
         - ``"t5"``: ``posenc.t5_bucket(relative_position)`` with ``num_buckets``,
           ``max_distance`` and ``bidirectional`` (True: the encoder's buckets).
         - ``"sinusoidal"``: the table: ``posenc.compat.fairseq_sinusoidal_embedding(
           num_embeddings)`` (fairseq, M2M100, XGLM, Speech2Text: ``embedding_dim``,
           ``padding_idx``), ``posenc.compat.marian_sinusoidal_weight(n_pos)`` (Marian:
-          ``dim``) or ``posenc.compat.whisper_sinusoids(length)`` (Whisper's encoder:
-          ``channels``).
+          ``dim``), ``posenc.compat.whisper_sinusoids(length)`` (Whisper's encoder:
+          ``channels``) or the fairseq table with cosines first (MusicGen, ``"cos_first"``).
 
         Raises
         ------
@@ -212,7 +213,11 @@ class Scheme:
         if self.kind == "alibi":
             from ..alibi import alibi_bias
 
-            return partial(alibi_bias, n_heads=fixed["num_heads"], max_bias=fixed["max_bias"])
+            bound = partial(alibi_bias, n_heads=fixed["num_heads"], max_bias=fixed["max_bias"])
+            scale = float(fixed.get("scale", 1.0))
+            if scale == 1.0:
+                return bound
+            return lambda *args, **kwargs: bound(*args, **kwargs) * scale
         if self.kind == "t5":
             from ..t5 import t5_bucket
 
@@ -232,6 +237,8 @@ class Scheme:
                     embedding_dim=fixed["dim"],
                     padding_idx=fixed.get("padding_idx"),
                 )
+            if table == "cos_first":  # MusicGen: the fairseq ladder, cosines first, from 0
+                return partial(_cos_first, dim=fixed["dim"])
             if table == "marian":
                 return partial(compat.marian_sinusoidal_weight, dim=fixed["dim"])
             return partial(compat.whisper_sinusoids, channels=fixed["dim"])
@@ -326,6 +333,15 @@ class Scheme:
         if torch_x:
             return sys.modules["torch"].cat(pieces, dim=-1)
         return np.concatenate(pieces, axis=-1)
+
+
+def _cos_first(num_embeddings: int, dim: int) -> Any:
+    """fairseq's table with its halves swapped, ``[cos | sin]`` (MusicGen), positions from 0."""
+    from ..compat import fairseq_sinusoidal_embedding
+
+    table = fairseq_sinusoidal_embedding(num_embeddings, dim)
+    half = dim // 2
+    return np.concatenate((table[:, half : 2 * half], table[:, :half], table[:, 2 * half :]), 1)
 
 
 def _work(arr: Any) -> Any:
