@@ -1,0 +1,493 @@
+"""MkDocs hook: the model atlas page (docs/en/atlas.md, docs/zh/atlas.md), drawn at build time.
+
+The page's prose and code live in its Markdown; three placeholders in it are replaced here by
+what the record of the last verification run (docs/assets/atlas.json, written by
+``make atlas`` = tools/atlas_record.py) and the registry of ``posenc.hf`` (its conventions and
+model rows, as installed at build time) say:
+
+- ``<!-- atlas:summary -->``: the counts of the run and one row per convention;
+- ``<!-- atlas:conventions -->``: a section per convention (its title in the page's language,
+  the page that derives it, its posenc call and pitfalls), with one table row per model type;
+- ``<!-- atlas:unverified -->``: every model type not verified, grouped by reason.
+
+Every model type gets one anchor, ``mt-<model_type>`` (``#mt-llama``), on its table row or, when
+the walk found no convention for it, in the list of reasons. Convention sections are
+``#conv-<name>``, reason groups ``#why-<reason>``: the same anchors in both languages.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import posenc.hf
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORD = ROOT / "docs" / "assets" / "atlas.json"
+PAGE = "atlas.md"
+TEST = "test_hf_walk"  # tests/test_hf_walk.py runs the walk of tests/hf_walk.py
+MARKS = ("summary", "conventions", "unverified")
+
+STATUS = {
+    "en": {"verified": "✓ verified", "mismatch": "✗ mismatch", "unverified": "– unverified"},
+    "zh": {"verified": "✓ 已验证", "mismatch": "✗ 不一致", "unverified": "– 未验证"},
+}
+
+TEXT = {
+    "en": {
+        "summary": (
+            "Record of {date}: transformers {transformers}, torch {torch}. transformers "
+            "registers {total_model_types} model types; the modeling code of {walked} of them "
+            "defines a rotary embedding, and the walk ran each of those: **{verified} "
+            "verified**, {unverified} unverified and {mismatch} in mismatch "
+            "([not verified](#not-verified))."
+        ),
+        "overview": "| convention | derived on | model types | verified |",
+        "none_row": "no convention read (the walk stopped before `describe`)",
+        "conv_head": (
+            "Derived on [{page}]({file}). {n} model types, {verified} verified. "
+            "posenc call: `{call}`."
+        ),
+        "conv_empty": "Derived on [{page}]({file}). No model type of the record follows it yet.",
+        "pitfalls": "A port must get right:",
+        "table": "| model type | {test}, transformers | layers | read from | posenc call |",
+        "std": "standard keys",
+        "row": "registry row",
+        "sub": "`{key}`",
+        "pairing_key": "`{key}` → {pairing}",
+        "dim_key": "width `{key}`",
+        "pattern": "`{key}` = {default}",
+        "nope": "NoPE `{key}`",
+        "local_base": "local base `{key}`",
+        "why": "[why](#{anchor})",
+        "in_table": "listed under [{title}](#conv-{conv})",
+    },
+    "zh": {
+        "summary": (
+            "{date} 的记录：transformers {transformers}，torch {torch}。transformers 注册了 "
+            "{total_model_types} 种模型类型，其中 {walked} 种的建模代码定义了旋转位置编码，"
+            "遍历逐一运行了它们：**{verified} 种已验证**，{unverified} 种未验证，"
+            "{mismatch} 种不一致（[未验证的类型](#not-verified)）。"
+        ),
+        "overview": "| 约定 | 推导见 | 模型类型数 | 已验证 |",
+        "none_row": "未读出约定（遍历在 `describe` 之前中止）",
+        "conv_head": (
+            "推导见[{page}]({file})。共 {n} 种模型类型，{verified} 种已验证。"
+            "posenc 调用：`{call}`。"
+        ),
+        "conv_empty": "推导见[{page}]({file})。记录中尚无模型类型采用此约定。",
+        "pitfalls": "移植时须注意：",
+        "table": "| 模型类型 | {test}，transformers | 层 | 读取方式 | posenc 调用 |",
+        "std": "标准键",
+        "row": "注册表条目",
+        "sub": "`{key}`",
+        "pairing_key": "`{key}` → {pairing}",
+        "dim_key": "旋转维度 `{key}`",
+        "pattern": "`{key}` = {default}",
+        "nope": "NoPE `{key}`",
+        "local_base": "局部底数 `{key}`",
+        "why": "[原因](#{anchor})",
+        "in_table": "见[{title}](#conv-{conv})",
+    },
+}
+
+# The walk's reasons start with one of these keys (tests/hf_walk.py); the rest is the detail.
+REASONS = {
+    "error": (
+        "posenc differs from the model's code",
+        "posenc 与模型代码结果不一致",
+        "Both ran on the same q, k and position ids; the largest difference over max |x| is "
+        "shown (the bound is 1e-6).",
+        "两者使用相同的 q、k 与位置编号；列出的是最大差值除以 max |x|（上限为 1e-6）。",
+    ),
+    "describe failed": (
+        "describe() raised on the small config",
+        "describe() 在小配置上报错",
+        "`posenc.hf.describe` does not read this config yet.",
+        "`posenc.hf.describe` 尚不能读取这种配置。",
+    ),
+    "rotate failed": (
+        "Scheme.rotate raised",
+        "Scheme.rotate 报错",
+        "`describe` read the config, but the rotation failed.",
+        "`describe` 读出了配置，但旋转时出错。",
+    ),
+    "shape": (
+        "the shapes differ",
+        "形状不同",
+        "posenc returned another shape than the model's code.",
+        "posenc 返回的形状与模型代码不同。",
+    ),
+    "model rotary/apply": (
+        "the model's own rotary code fails on the walk's inputs",
+        "模型自身的旋转代码在遍历的输入上出错",
+        "The model's rotary embedding or apply function raised on the walk's small config or its "
+        "random q and k, so there is nothing to compare with.",
+        "模型自身的旋转位置编码类或 apply 函数在遍历的小配置或随机 q、k 上报错，没有可供比较的结果。",
+    ),
+    "small config": (
+        "no small config",
+        "无法构造小配置",
+        "The walk could not build a small config of this type.",
+        "遍历无法为此类型构造小配置。",
+    ),
+    "no apply_rotary_pos_emb in its module": (
+        "no apply_rotary_pos_emb",
+        "没有 apply_rotary_pos_emb",
+        "The module defines a rotary embedding but no function named `apply_rotary_pos_emb`, so "
+        "the walk has no apply function of the model's own to compare with.",
+        "模块定义了旋转位置编码类，但没有名为 `apply_rotary_pos_emb` 的函数，"
+        "遍历找不到模型自己的 apply 函数来比较。",
+    ),
+    "no rotary embedding takes this config": (
+        "no rotary embedding takes this config",
+        "没有以此配置构建的旋转位置编码类",
+        "The modeling file defines a `*RotaryEmbedding` class, but none is annotated to take "
+        "this config type or its text sub-config; the walk does not guess which one applies.",
+        "建模文件定义了 `*RotaryEmbedding` 类，但没有一个声明以这种配置或其文本子配置构建；"
+        "遍历不去猜测哪一个适用。",
+    ),
+    "vision encoder": (
+        "vision encoders",
+        "视觉编码器",
+        "These rotate by the row and column of image patches ([2-D RoPE for vision "
+        "encoders](rope-2d.md)), not by the token positions that `describe` reads.",
+        "它们按图块的行与列旋转（见[视觉编码器的二维旋转位置编码](rope-2d.md)），"
+        "而不是按 `describe` 所读的词元位置旋转。",
+    ),
+    "M-RoPE model without a registry row": (
+        "M-RoPE models without a registry row",
+        "没有注册表条目的 M-RoPE 模型",
+        "The description read from the standard keys equals the model's code on text position "
+        "ids (t = h = w); the registry has no row for these types yet, so they are not counted "
+        "as verified.",
+        "仅凭标准键读出的描述在文本位置编号（t = h = w）上与模型代码一致；"
+        "注册表中尚无这些类型的条目，因此不计为已验证。",
+    ),
+    "the generic description differs from the model's code": (
+        "the generic description differs from the model's code",
+        "通用描述与模型代码不一致",
+        "No registry row, and what the standard keys alone describe differs from what the "
+        "model's code does (the largest difference over max |x| is shown).",
+        "注册表中没有条目，仅凭标准键得到的描述与模型代码的结果不同（括号中是最大差值除以 max |x|）。",
+    ),
+    "describe refuses its config": (
+        "describe() refuses the config",
+        "describe() 拒绝该配置",
+        "`posenc.hf.describe` raised on the walk's small config of this type.",
+        "`posenc.hf.describe` 在遍历为此类型构造的小配置上报错。",
+    ),
+    "modeling module does not import": (
+        "the modeling module does not import",
+        "建模模块无法导入",
+        "Importing the modeling module raised.",
+        "导入建模模块时报错。",
+    ),
+}
+
+
+def load_record(path: Path = RECORD) -> dict[str, Any]:
+    """The record of the last verification run (docs/assets/atlas.json)."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def anchor(model_type: str) -> str:
+    """The page anchor of ``model_type`` (``mt-llama``)."""
+    return f"mt-{model_type}"
+
+
+def reason_key(reason: str) -> str:
+    """The group of a walk reason: a key of REASONS it starts with, else the text before its
+    first ": " without parentheses that hold numbers (``"differs (error 1.3e+00): ..."``)."""
+    if re.match(r"error \S+$", reason):
+        return "error"
+    for key in REASONS:
+        if reason == key or reason.startswith((key + ":", key + " (")):
+            return key
+    prefix = reason.split(": ", 1)[0]
+    return re.sub(r"\s*\([^()]*\d[^()]*\)", "", prefix).strip() or "?"
+
+
+def reason_anchor(key: str) -> str:
+    return "why-" + (re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-") or "other")
+
+
+def _detail(reason: str, key: str) -> str:
+    """What the reason says beyond its group's key."""
+    if key == "error":
+        return reason
+    if reason.startswith(key + ": ") or reason == key:
+        return reason[len(key) + 2 :].strip()
+    return reason[len(key) :].strip(" :") if reason.startswith(key) else reason
+
+
+# Chinese text: no space next to full-width punctuation or between two Chinese characters
+# (as hooks/zh_lines.py does for the pages' own text; tests/test_zh_lines.py checks the result)
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff"
+_PUNCT = "\u3000-\u303f\uff00-\uffef\u2018\u2019\u201c\u201d\u2014\u2026"
+_ZH_GAP = re.compile(rf"(?<=[{_PUNCT}])[ \t]+|[ \t]+(?=[{_PUNCT}])|(?<=[{_HAN}])[ \t]+(?=[{_HAN}])")
+
+
+def _zh(text: str) -> str:
+    return _ZH_GAP.sub("", text)
+
+
+def _md(text: str) -> str:
+    """Plain text for Markdown: no emphasis or table cell ends by accident."""
+    return text.replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """``text`` as inline HTML code that Markdown leaves alone (no links, emphasis or code)."""
+    out = html.escape(text)
+    for ch in "[]*_`\\|$":
+        out = out.replace(ch, f"&#{ord(ch)};")
+    return f"<code>{out}</code>"
+
+
+def _page_title(page: str, lang: str) -> str:
+    first = (ROOT / "docs" / lang / f"{page}.md").read_text(encoding="utf-8").splitlines()[0]
+    return re.sub(r"\s*\{\s*#[^}]*\}\s*$", "", first.lstrip("# ")).strip()
+
+
+def call_form(conv: posenc.hf.Convention, pairing: str | None = None, short: bool = False) -> str:
+    """The posenc call of a convention (its form: the parameters come from each config). Short:
+    the function alone, and the pairing where a model row overrides the convention's."""
+    if short:
+        name = call_form(conv).split("(", 1)[0].removeprefix("posenc.")
+        if pairing and pairing != conv.pairing:
+            return f"{name}(…, pairing='{pairing}')"
+        return f"{name}(…)"
+    pairing = pairing or conv.pairing
+    if conv.kind == "mrope":
+        inter = ", interleaved=True" if "interleaved" in conv.name else ""
+        return f"posenc.apply_mrope(q, position_ids, mrope_section, base=rope_theta{inter})"
+    if conv.kind == "rope" and conv.slot == "tail":
+        return f"posenc.apply_mla_rope(q, k_pe, position_ids, base=rope_theta, pairing='{pairing}')"
+    if conv.kind == "rope":
+        rot = ", rotary_dim=rotary_dim" if "partial" in conv.name else ""
+        return f"posenc.apply_rope(q, position_ids, base=rope_theta, pairing='{pairing}'{rot})"
+    return {
+        "alibi": "posenc.alibi_bias(q_len, k_len, n_heads)",
+        "t5": "posenc.t5_bucket(relative_position, num_buckets=…, max_distance=…)",
+        "sinusoidal": "posenc.sinusoidal(positions, dim)",
+    }.get(conv.kind, "posenc.hf.describe(config).rotate(q, position_ids, layer=l)")
+
+
+def _layers(kinds: list[str], conv: posenc.hf.Convention | None) -> str:
+    """The layer types the walk checked; the kind only where it is not the convention's own."""
+    out = []
+    for k in kinds:
+        layer_type, _, kind = k.partition(":")
+        if kind == "nope":
+            out.append(f"{layer_type} (NoPE)")
+        elif conv is not None and kind != conv.kind:
+            out.append(f"{layer_type} ({kind})")
+        else:
+            out.append(layer_type)
+    return "<br>".join(out) or "—"
+
+
+def _read_from(model_type: str, lang: str) -> str:
+    t = TEXT[lang]
+    row = posenc.hf.MODELS.get(model_type)
+    if row is None:
+        return t["std"]
+    items = []
+    if row.sub_config:
+        items.append(t["sub"].format(key=row.sub_config))
+    if row.pairing_key:
+        conv = posenc.hf.CONVENTIONS.get(row.convention)
+        alt = "deinterleave" if conv is not None and conv.slot == "tail" else "interleaved"
+        items.append(t["pairing_key"].format(key=row.pairing_key, pairing=alt))
+    if row.dim_key:
+        items.append(t["dim_key"].format(key=row.dim_key))
+    if row.pattern:
+        items.append(t["pattern"].format(key=row.pattern[0], default=row.pattern[1]))
+    if row.nope:
+        items.append(t["nope"].format(key=row.nope))
+    if row.local_base:
+        items.append(t["local_base"].format(key=row.local_base[0]))
+    return "<br>".join(items) or t["row"]
+
+
+def _nowrap(code: str) -> str:
+    """Inline code that a narrow table column does not break mid-word (the table scrolls)."""
+    return f'<code style="white-space: nowrap">{_code(code)[6:-7]}</code>'
+
+
+def _type_link(model_type: str) -> str:
+    a = anchor(model_type)
+    return f'<a id="{a}" href="#{a}">{_code(model_type)}</a>'
+
+
+def _status(entry: dict[str, Any], lang: str, version: str) -> str:
+    """The walk's verdict, a link to the reason when it is not verified, and the version."""
+    label = STATUS[lang][entry["status"]]
+    if entry["status"] != "verified":
+        why = TEXT[lang]["why"].format(anchor=reason_anchor(reason_key(entry["reason"])))
+        label = f"{label} · {why}"
+    return f"{label}<br>{_nowrap(version)}"
+
+
+def _groups(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(convention, model types) for every convention, largest first; "" last."""
+    by: dict[str, list[str]] = {name: [] for name in posenc.hf.CONVENTIONS}
+    for mt, entry in sorted(record["types"].items()):
+        by.setdefault(entry["convention"], []).append(mt)
+    named = sorted(((c, ts) for c, ts in by.items() if c), key=lambda g: (-len(g[1]), g[0]))
+    return named + ([("", by[""])] if by.get("") else [])
+
+
+def _title(conv_name: str, lang: str) -> str:
+    conv = posenc.hf.CONVENTIONS.get(conv_name)
+    if conv is None:
+        return conv_name
+    return (_zh(conv.title_zh) if lang == "zh" else conv.title_en) or conv_name
+
+
+def summary(record: dict[str, Any], lang: str) -> str:
+    t = TEXT[lang]
+    lines = [
+        t["summary"].format(**record, **record["summary"]),
+        "",
+        t["overview"],
+        "| --- | --- | --: | --: |",
+    ]
+    types = record["types"]
+    for conv_name, mts in _groups(record):
+        n_ok = sum(types[m]["status"] == "verified" for m in mts)
+        if not conv_name:
+            lines.append(f"| [{t['none_row']}](#not-verified) | — | {len(mts)} | {n_ok} |")
+            continue
+        conv = posenc.hf.CONVENTIONS.get(conv_name)
+        page = f"[{_md(_page_title(conv.page, lang))}]({conv.page}.md)" if conv else "—"
+        title = _md(_title(conv_name, lang))
+        lines.append(f"| [{title}](#conv-{conv_name}) | {page} | {len(mts)} | {n_ok} |")
+    return "\n".join(lines) + "\n"
+
+
+def conventions(record: dict[str, Any], lang: str) -> str:
+    t = TEXT[lang]
+    types = record["types"]
+    out = []
+    for conv_name, mts in _groups(record):
+        if not conv_name:
+            continue
+        conv = posenc.hf.CONVENTIONS.get(conv_name)
+        out.append(f"### {_md(_title(conv_name, lang))} {{ #conv-{conv_name} }}\n")
+        if conv is None:  # the record names a convention the registry no longer has
+            out.append(f"`{conv_name}`\n")
+        elif not mts:
+            out.append(
+                t["conv_empty"].format(
+                    page=_md(_page_title(conv.page, lang)), file=f"{conv.page}.md"
+                )
+                + "\n"
+            )
+            continue
+        else:
+            n_ok = sum(types[m]["status"] == "verified" for m in mts)
+            out.append(
+                t["conv_head"].format(
+                    page=_md(_page_title(conv.page, lang)),
+                    file=f"{conv.page}.md",
+                    n=len(mts),
+                    verified=n_ok,
+                    call=call_form(conv),
+                )
+                + "\n"
+            )
+            pits = conv.pitfalls_zh if lang == "zh" else conv.pitfalls_en
+            if pits:
+                out.append(t["pitfalls"] + "\n")
+                out.append(
+                    "\n".join(f"- {_md(_zh(p) if lang == 'zh' else p)}" for p in pits) + "\n"
+                )
+        out.append(t["table"].format(test=_nowrap(TEST)))
+        out.append("| --- | --- | --- | --- | --- |")
+        for mt in mts:
+            e = types[mt]
+            row = posenc.hf.MODELS.get(mt)
+            call = call_form(conv, row.pairing if row else None, short=True) if conv else "—"
+            cells = [
+                _type_link(mt),
+                _status(e, lang, record["transformers"]),
+                _layers(e["layer_kinds"], conv),
+                _read_from(mt, lang),
+                _nowrap(call),
+            ]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def unverified(record: dict[str, Any], lang: str) -> str:
+    t = TEXT[lang]
+    zh = lang == "zh"
+    groups: dict[str, list[str]] = {}
+    for mt, entry in sorted(record["types"].items()):
+        if entry["status"] != "verified":
+            groups.setdefault(reason_key(entry["reason"]), []).append(mt)
+    colon, left, right = ("：", "（", "）") if zh else (": ", " (", ")")
+    out = []
+    for key, mts in sorted(groups.items(), key=lambda g: (-len(g[1]), g[0])):
+        head_en, head_zh, text_en, text_zh = REASONS.get(key, (key, key, "", ""))
+        out.append(
+            f"### {_md(head_zh if zh else head_en)}{left}{len(mts)}{right} "
+            f"{{ #{reason_anchor(key)} }}\n"
+        )
+        if text_en:
+            out.append((text_zh if zh else text_en) + "\n")
+        entries = [record["types"][mt] for mt in mts]
+        details = {_detail(e["reason"], key) for e in entries}
+        if len(details) == 1 and len({e["status"] for e in entries}) == 1:
+            # one paragraph: the status and the detail once, then the names
+            label = STATUS[lang][entries[0]["status"]]
+            detail = details.pop()
+            if detail:
+                label += f"{left}{_code(detail)}{right}"
+            names = [
+                f"[`{mt}`](#{anchor(mt)})" if e["convention"] else _type_link(mt)
+                for mt, e in zip(mts, entries, strict=True)
+            ]
+            out.append(f"{label}{colon}" + " · ".join(names) + "\n")
+            continue
+        for mt, e in zip(mts, entries, strict=True):
+            label = STATUS[lang][e["status"]]
+            detail = _detail(e["reason"], key)
+            if e["convention"]:
+                where = t["in_table"].format(
+                    title=_md(_title(e["convention"], lang)), conv=e["convention"]
+                )
+                name = f"[`{mt}`](#{anchor(mt)}){left}{where}{right}"
+            else:
+                name = _type_link(mt)
+            code = f"{colon}{_code(detail)}" if detail else ""
+            gap = "" if name.endswith("）") else " "  # no space after full-width punctuation
+            out.append(f"- {name}{gap}{label}{code}")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def render(markdown: str, lang: str, record: dict[str, Any] | None = None) -> str:
+    """``markdown`` with the placeholders replaced (``lang`` is ``"en"`` or ``"zh"``)."""
+    record = load_record() if record is None else record
+    parts = {"summary": summary, "conventions": conventions, "unverified": unverified}
+    for mark in MARKS:
+        placeholder = f"<!-- atlas:{mark} -->"
+        if placeholder not in markdown:
+            raise ValueError(f"{lang}/{PAGE} must hold the placeholder {placeholder}")
+        markdown = markdown.replace(placeholder, parts[mark](record, lang))
+    return markdown
+
+
+def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
+    src = page.file.src_uri
+    if src not in (f"en/{PAGE}", f"zh/{PAGE}"):
+        return markdown
+    return render(markdown, src.split("/", 1)[0])
