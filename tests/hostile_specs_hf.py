@@ -139,7 +139,19 @@ SPECS = [
             _key("hidden-float", "hidden_size", 64.0, bad_type("hidden_size")),
             _key("head_dim-odd", "head_dim", 15, bad_value("head_dim")),
             _key("head_dim-negative", "head_dim", -16, bad_value("head_dim")),
-            _key("rotary_dim-str", "rotary_dim", "8", bad_type("rotary_dim")),
+            # rotary_dim is read where the model's code reads it (GPT-J, CodeGen)
+            Case(
+                "config",
+                "gptj-rotary_dim-str",
+                {**_cfg(model_type="gptj"), "rotary_dim": "8"},
+                bad_type("rotary_dim"),
+            ),
+            Case(
+                "config",
+                "gptj-rotary_dim-odd",
+                {**_cfg(model_type="gptj"), "rotary_dim": 7},
+                bad_value("rotated width"),
+            ),
             _key(
                 "partial-above-1",
                 "partial_rotary_factor",
