@@ -247,8 +247,10 @@ def walk_one(model_type: str, module: str) -> Outcome:
             if match and "vision" not in key and "audio" not in key:
                 rots, sub = match, key
                 break
+    held = False
     if not rots:  # a sub-config whose rotary embedding is annotated with a composite config
         rots = [rc for rc in _rotary_classes(mod) if _holds(_config_class(rc), cfg_cls)]
+        held = bool(rots)
     if not rots:
         vision = [rc for rc in _rotary_classes(mod, vision=True) if _config_class(rc) is cfg_cls]
         if vision:
@@ -331,6 +333,12 @@ def walk_one(model_type: str, module: str) -> Outcome:
                 getattr(mod, "apply_rotary_pos_emb_interleave", None),
             )
         except Exception as exc:
+            if held and isinstance(exc, AttributeError):
+                # a part of a composite (a VQ-GAN, a perceiver) that the rotary embedding of
+                # its parent config is not built from
+                return Outcome(
+                    model_type, "unverified", "no rotary embedding takes this config", module=module
+                )
             return Outcome(
                 model_type,
                 "unverified",

@@ -392,6 +392,10 @@ _MODELS: dict[str, ModelRow] = {
 }
 for _mt in (
     "blt",
+    "blt_global_transformer",
+    "blt_local_decoder",
+    "blt_local_encoder",
+    "blt_patcher",
     "cohere2_moe",
     "ernie4_5",
     "ernie4_5_moe",
