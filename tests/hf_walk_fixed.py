@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 import hf_walk
+import hf_walk_extra
 import posenc
 import posenc.hf
 from hf_walk import Outcome, modeling_modules
@@ -82,11 +83,17 @@ EXTRA: dict[str, dict[str, Any]] = {
     "autoformer": {"prediction_length": 4, "context_length": 6},
     "trocr": {"use_learned_position_embeddings": False},  # its sinusoidal variant
     "falcon": {"alibi": True, "new_decoder_architecture": False, "multi_query": False},
+    "gptj": {"rotary_dim": 4},  # partial: heads of 8 features
+    "codegen": {"rotary_dim": 4},
+}
+# owners built from a converted config, not the type's own (their table is another config's;
+# the registry row's notes say so)
+OTHER_CONFIG_OWNERS = {
+    # SeamlessM4Tv2TextToUnitForConditionalGeneration copies the t2u_* keys over its config
+    "SeamlessM4Tv2TextToUnitDecoder",
 }
 # types the scan finds whose positions belong to another family (reported, not walked)
 NOT_THIS_FAMILY = {
-    "roformer": "rotary: its sinusoidal table feeds a rotation (not walked by the rotary walk "
-    "either: no *RotaryEmbedding class)",
     "vibevoice": "timestep embedding of a diffusion head, not token positions",
     "vibevoice_diffusion": "timestep embedding of a diffusion head, not token positions",
 }
@@ -96,6 +103,9 @@ _T5 = re.compile(
     r"def _relative_position_bucket\(|\w*relative_position_bucket\w*\(|_position_bucket\("
 )
 _SIN = re.compile(r"class \w*Sinusoid\w*Embedding\w*\(|def sinusoids\(")
+# rotary code without a *RotaryEmbedding class (GPT-J, CodeGen, RoFormer): the rotary walk
+# misses these, so this walk probes them (hf_walk_extra.ROTARY_PROBES)
+_ROT = re.compile(r"def rotate_every_two\(|def apply_rotary_position_embeddings\(")
 
 
 # ---------------------------------------------------------------- discovery
@@ -111,6 +121,9 @@ def scan() -> dict[str, tuple[str, str]]:
     out = {}
     for mt, module in sorted(modeling_modules().items()):
         src = _source(module)
+        if _ROT.search(src) and not hf_walk.rotary_source(module):
+            out[mt] = ("rotary_table", module)
+            continue
         for family, pat in (("alibi", _ALIBI), ("t5", _T5), ("sinusoidal", _SIN)):
             if pat.search(src):
                 out[mt] = (family, module)
@@ -309,8 +322,12 @@ def _buckets(attn: Any, *args: Any, **kwargs: Any) -> torch.Tensor:
 
 
 def walk_t5(model_type: str, module: str) -> Outcome | None:
+    if model_type in hf_walk_extra.NOT_DESCRIBED:
+        return Outcome(model_type, "unverified", hf_walk_extra.NOT_DESCRIBED[model_type])
     mod = importlib.import_module(module)
     classes = _bias_classes(mod)
+    if not classes and model_type in hf_walk_extra.BUCKET_PROBES:
+        return walk_buckets(model_type, module, mod)
     if not classes:
         return Outcome(
             model_type,
@@ -391,6 +408,48 @@ def walk_t5(model_type: str, module: str) -> Outcome | None:
         module,
         sorted(set(kinds)),
         note,
+    )
+
+
+def walk_buckets(model_type: str, module: str, mod: Any) -> Outcome:
+    """T5-like buckets computed outside a compute_bias: the model's own bias code (a probe of
+    hf_walk_extra) against ``function()`` (1-D) and ``t5_bucket`` with the scheme's
+    ``bbox_num_buckets`` / ``bbox_max_distance`` (LayoutLM's 2-D bias), exactly."""
+    from transformers import CONFIG_MAPPING
+
+    extra = {**EXTRA.get(model_type, {}), **hf_walk_extra.BUCKET_KEYS.get(model_type, {})}
+    try:
+        cfg = small(CONFIG_MAPPING[model_type], extra)
+    except Exception as exc:
+        return Outcome(model_type, "unverified", f"small config: {exc}"[:200], module=module)
+    scheme, bad = _describe(model_type, cfg, "t5")
+    if bad is not None:
+        bad.module = module
+        return bad
+    worst_bad, kinds = 0, []
+    for part, got, rel, name in hf_walk_extra.BUCKET_PROBES[model_type](mod, cfg):
+        if part == "1d":
+            fn = scheme.function()
+        elif "bbox_num_buckets" not in scheme.fixed:
+            return _verdict(model_type, scheme, math.inf, f"{name}: no bbox buckets", module, [])
+        else:
+            fn = scheme.function(
+                num_buckets=scheme.fixed["bbox_num_buckets"],
+                max_distance=scheme.fixed["bbox_max_distance"],
+            )
+        try:
+            want = torch.as_tensor(np.asarray(fn(rel.numpy())))
+        except ValueError as exc:  # parameters t5_bucket refuses: a wrong row
+            return _verdict(model_type, scheme, math.inf, f"{name}: {exc}", module, [])
+        worst_bad = max(worst_bad, int((got != want).sum()))
+        kinds.append(f"{name}:{part}")
+    return _verdict(
+        model_type,
+        scheme,
+        float(worst_bad),
+        "buckets (entries differing)",
+        module,
+        sorted(set(kinds)),
     )
 
 
@@ -518,6 +577,8 @@ def walk_sinusoidal(model_type: str, module: str) -> Outcome | None:
     kinds = []
     scheme = None
     for owner in owners:
+        if owner.__name__ in OTHER_CONFIG_OWNERS:
+            continue
         try:
             outer, inner = _config_for(model_type, _hint(owner))
             model = owner(inner)
@@ -596,6 +657,41 @@ def walk_sinusoidal(model_type: str, module: str) -> Outcome | None:
     return _verdict(model_type, scheme, worst, "table rows", module, kinds)
 
 
+# ---------------------------------------------------------------- rotary without a class
+
+
+def walk_rotary_table(model_type: str, module: str) -> Outcome:
+    """GPT-J, CodeGen, RoFormer: the model's own sinusoidal table and apply function (a probe of
+    hf_walk_extra) against ``describe(config).rotate`` (float32, within 1e-6 * max|x|)."""
+    from transformers import CONFIG_MAPPING
+
+    probe = hf_walk_extra.ROTARY_PROBES.get(model_type)
+    if probe is None:
+        return Outcome(
+            model_type, "unverified", "rotary code without a *RotaryEmbedding class: no probe"
+        )
+    mod = importlib.import_module(module)
+    try:
+        cfg = small(CONFIG_MAPPING[model_type], EXTRA.get(model_type))
+        cases = probe(mod, cfg)
+    except Exception as exc:
+        return Outcome(model_type, "unverified", f"model rotary: {exc!r}"[:200], module=module)
+    worst, kinds, scheme = 0.0, [], None
+    for c, label, ins, refs, pid in cases:
+        scheme, bad = _describe(model_type, c, "rope")
+        if bad is not None:
+            bad.module = module
+            return bad
+        for x, ref in zip(ins, refs, strict=True):
+            try:
+                got = scheme.rotate(x, pid)
+            except Exception as exc:
+                return _verdict(model_type, scheme, math.inf, f"rotate: {exc!r}", module, kinds)
+            worst = max(worst, _rel(got, ref) * float(ref.abs().max()) / float(x.abs().max()))
+        kinds.append(f"{label}:rope")
+    return _verdict(model_type, scheme, worst, "rotated q/k", module, kinds)
+
+
 # ---------------------------------------------------------------- the walk
 
 
@@ -614,7 +710,12 @@ def walk_fixed() -> list[Outcome]:
                 )
             )
             continue
-        walker = {"alibi": walk_alibi, "t5": walk_t5, "sinusoidal": walk_sinusoidal}[family]
+        walker = {
+            "alibi": walk_alibi,
+            "t5": walk_t5,
+            "sinusoidal": walk_sinusoidal,
+            "rotary_table": walk_rotary_table,
+        }[family]
         try:
             o = walker(mt, module)
         except Exception as exc:  # a probe that breaks is reported, never silently dropped

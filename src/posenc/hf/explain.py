@@ -125,10 +125,11 @@ def _fixed_call(scheme: Scheme, kind: str) -> str:
         scale = float(f.get("scale", 1.0))
         return call if scale == 1.0 else f"{call} * {scale:.6g}"
     if kind == "t5":
-        return (
+        call = (
             f"posenc.t5_bucket(key_pos - query_pos, num_buckets={f['num_buckets']}, "
-            f"max_distance={f['max_distance']}, bidirectional=True)  # decoder: False"
+            f"max_distance={f['max_distance']}, bidirectional={f['bidirectional']})"
         )
+        return call + ("  # decoder: bidirectional=False" if "decoder_bidirectional" in f else "")
     if kind == "sinusoidal":
         if f.get("table") == "marian":
             return f"posenc.compat.marian_sinusoidal_weight(n_pos, {f['dim']})"

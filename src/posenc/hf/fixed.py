@@ -41,13 +41,28 @@ def read_fixed(
             fixed["scale"] = 1.0 / math.sqrt(hidden // heads)
             sources["scale"] = f"1 / sqrt({cfg.name('hidden_size')} // heads) (model code)"
     elif conv.kind == "t5":
+        if row.requires is not None and cfg.get(row.requires, True) is False:
+            raise ValueError(
+                f"{cfg.name(row.requires)} is False: this {model_type} model adds no bucketed "
+                "relative-position bias, which is all posenc.hf describes for it"
+            )
+        buckets, distance = row.bucket_keys
         fixed = {
-            "num_buckets": cfg.int("relative_attention_num_buckets", 32),
-            "max_distance": cfg.int("relative_attention_max_distance", 128),
+            "num_buckets": _bucket_key(cfg, buckets, 32, "num_buckets", sources),
+            "max_distance": _bucket_key(cfg, distance, 128, "max_distance", sources),
             "bidirectional": not row.causal,
         }
-        sources["num_buckets"] = cfg.name("relative_attention_num_buckets") + " (default 32)"
-        sources["max_distance"] = cfg.name("relative_attention_max_distance") + " (default 128)"
+        if cfg.get("is_encoder_decoder"):  # the decoder stack buckets causally
+            fixed["decoder_bidirectional"] = False
+        if row.bbox_keys is not None and cfg.get(row.bbox_keys[0], True):
+            # a 2-D bias over box coordinates (LayoutLM), with its own bucket parameters
+            _, bbox_buckets, bbox_distance = row.bbox_keys
+            fixed["bbox_num_buckets"] = _bucket_key(
+                cfg, bbox_buckets, 64, "bbox_num_buckets", sources
+            )
+            fixed["bbox_max_distance"] = _bucket_key(
+                cfg, bbox_distance, 256, "bbox_max_distance", sources
+            )
     elif conv.kind == "sinusoidal":
         dim = first(cfg, ("d_model", "hidden_size", "n_embd"), sources, "dim")
         if dim is None:
@@ -73,3 +88,17 @@ def read_fixed(
         row.notes_zh,
         fixed=fixed,
     )
+
+
+def _bucket_key(
+    cfg: Config, key: str | None, default: int, what: str, sources: dict[str, str]
+) -> int:
+    """A T5 bucket parameter: the config's ``key`` (else the row's or this ``default``), or
+    ``default`` alone when the model's code fixes it (``key`` None); its source goes to
+    ``sources[what]``."""
+    if key is None:
+        sources[what] = f"{default} (fixed by the model's code, whatever the config says)"
+        return default
+    default = cfg.defaults.get(key, default)
+    sources[what] = f"{cfg.name(key)} (default {default})"
+    return int(cfg.int(key, default))

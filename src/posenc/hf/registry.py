@@ -125,6 +125,18 @@ class ModelRow:
         model).
     alibi_scaled : bool
         ALiBi divided by ``sqrt(head_dim)`` before it joins the scores (Falcon).
+    bucket_keys : tuple of (str or None, str or None)
+        T5 buckets: the config keys holding ``num_buckets`` and ``max_distance``. None: the
+        model's code fixes the value at T5's default (32 buckets, distance 128) whatever the
+        config says (MPNet).
+    bbox_keys : tuple of (str, str, str) or None
+        T5 buckets: ``(flag, num_buckets key, max_distance key)`` of a second, 2-D bias that
+        buckets the differences of box coordinates (LayoutLMv2/v3), reported as
+        ``bbox_num_buckets`` and ``bbox_max_distance`` when the boolean ``flag`` is true.
+    requires : str or None
+        A boolean config key (default true) without which the model has no bias of this
+        row's kind; a config that sets it false is refused (LayoutLM's
+        ``has_relative_attention_bias``).
     nope_interval : int or None
         With ``nope="no_rope_layers"`` and that key empty or missing: every
         ``no_rope_layer_interval``-th layer (default this) is NoPE (Llama 4's config code).
@@ -152,6 +164,12 @@ class ModelRow:
     padded: bool = True
     causal: bool = False
     alibi_scaled: bool = False
+    bucket_keys: tuple[str | None, str | None] = (
+        "relative_attention_num_buckets",
+        "relative_attention_max_distance",
+    )
+    bbox_keys: tuple[str, str, str] | None = None
+    requires: str | None = None
     notes_en: tuple[str, ...] = field(default=())
     notes_zh: tuple[str, ...] = field(default=())
 
@@ -483,6 +501,71 @@ for _mt in ("t5", "mt5", "umt5", "longt5", "switch_transformers", "pop2piano"):
     _MODELS[_mt] = _M("t5")
 _MODELS["pix2struct_text_model"] = _M("t5", causal=True)
 _MODELS["pix2struct"] = _M("t5", sub_config="text_config")
+_MODELS["mpnet"] = _M(
+    "t5",
+    bucket_keys=(None, None),
+    notes_en=(
+        "MPNetEncoder.compute_position_bias buckets with num_buckets=32 and max_distance=128 "
+        "whatever the config says: relative_attention_num_buckets only sizes the bias table "
+        "(a value below 32 makes the lookup fail).",
+    ),
+    notes_zh=(
+        "MPNetEncoder.compute_position_bias 始终以 num_buckets=32、max_distance=128 分桶，"
+        "与配置无关：relative_attention_num_buckets 只决定偏置表的行数（小于 32 时查表会出错）。",
+    ),
+)
+for _mt, _scaled in (("layoutlmv2", False), ("layoutlmv3", True)):
+    _MODELS[_mt] = _M(
+        "t5",
+        bucket_keys=("rel_pos_bins", "max_rel_pos"),
+        bbox_keys=("has_spatial_attention_bias", "rel_2d_pos_bins", "max_rel_2d_pos"),
+        requires="has_relative_attention_bias",
+        defaults=(
+            ("rel_pos_bins", 32),
+            ("max_rel_pos", 128),
+            ("rel_2d_pos_bins", 64),
+            ("max_rel_2d_pos", 256),
+            ("has_spatial_attention_bias", True),
+        ),
+        notes_en=(
+            "Learned absolute positions are added to the embeddings as well; the bucketed bias "
+            "is a bias-free Linear over one-hot buckets, computed once and shared by all layers.",
+            "The 2-D bias adds the x buckets of left edges (bbox[..., 0]) and the y buckets of "
+            "bottom edges (bbox[..., 3]), both t5_bucket(key - query, bbox_num_buckets, "
+            "bbox_max_distance).",
+        )
+        + (
+            ("LayoutLMv3 divides both biases by sqrt(head_dim) before adding them to the scores.",)
+            if _scaled
+            else ()
+        ),
+        notes_zh=(
+            "嵌入上还加了学习得到的绝对位置；分桶偏置是对独热分桶做的无偏置 Linear，只算一次，"
+            "各层共用。",
+            "二维偏置把左边缘（bbox[..., 0]）的 x 分桶与下边缘（bbox[..., 3]）的 y 分桶相加，"
+            "二者都是 t5_bucket(key - query, bbox_num_buckets, bbox_max_distance)。",
+        )
+        + (
+            ("LayoutLMv3 先把两种偏置除以 sqrt(head_dim)，再加到注意力得分上。",) if _scaled else ()
+        ),
+    )
+_MODELS["cpmant"] = _M(
+    "t5",
+    bucket_keys=("position_bias_num_buckets", "position_bias_max_distance"),
+    defaults=(("position_bias_num_buckets", 512), ("position_bias_max_distance", 2048)),
+    notes_en=(
+        "A decoder whose buckets are bidirectional (its _position_bucket always is; the causal "
+        "mask hides the other half).",
+        "Only query/key pairs in the same segment get distance buckets; a pair across segments "
+        "(the 32 prompt tokens against the text, padding) gets bucket num_buckets + "
+        "query_segment * segment_types + key_segment, whatever the distance.",
+    ),
+    notes_zh=(
+        "它是解码器，但分桶是双向的（_position_bucket 总是双向；另一半由因果掩码遮住）。",
+        "只有同一片段内的查询/键对按距离分桶；跨片段的对（32 个提示词元与正文、填充）"
+        "落在 num_buckets + query_segment * segment_types + key_segment 桶，与距离无关。",
+    ),
+)
 for _mt in (
     "m2m_100",
     "xglm",
@@ -496,6 +579,20 @@ for _mt in (
     "seamless_m4t",
 ):
     _MODELS[_mt] = _M("sinusoidal", table="fairseq")
+_MODELS["seamless_m4t_v2"] = _M(
+    "sinusoidal",
+    table="fairseq",
+    notes_en=(
+        "Its text-to-unit decoder has a second fairseq table, over characters, built from the "
+        "t2u_* keys (padding_idx = t2u_pad_token_id); this row describes "
+        "the text encoder's and decoder's table.",
+    ),
+    notes_zh=(
+        "其文本到单元（text-to-unit）解码器另有一张按字符的 fairseq 正弦表，由 t2u_* 键构造"
+        "（padding_idx = t2u_pad_token_id）；本行描述的是文本编码器与"
+        "解码器的那张表。",
+    ),
+)
 _MODELS["tipsv2_text_model"] = _M("sinusoidal", table="fairseq", padded=False)
 for _mt in ("musicgen_decoder", "musicgen_melody_decoder"):
     _MODELS[_mt] = _M("sinusoidal", table="cos_first")
@@ -516,6 +613,20 @@ for _mt in (
 for _mt in ("gptj", "codegen"):
     # rotate_every_two on the first config.rotary_dim features (the whole head when None)
     _MODELS[_mt] = _M("interleaved", dim_key="rotary_dim")
+_MODELS["roformer"] = _M(
+    "interleaved",
+    notes_en=(
+        "No rotary module: a Marian-style [sin | cos] table of width head_dim feeds "
+        "apply_rotary_position_embeddings, which pairs (2i, 2i+1) with base 10000.",
+        "With rotary_value true it rotates the values too, by the same angles as the keys; "
+        "Scheme.rotate on v reproduces that.",
+    ),
+    notes_zh=(
+        "没有旋转模块：一张宽为 head_dim 的 Marian 式 [sin | cos] 正弦表交给 "
+        "apply_rotary_position_embeddings，按 (2i, 2i+1) 配对，底数 10000。",
+        "rotary_value 为真时连值向量也旋转，角度与键相同；对 v 调用 Scheme.rotate 即可复现。",
+    ),
+)
 MODELS: MappingProxyType[str, ModelRow] = MappingProxyType(_MODELS)
 
 

@@ -138,7 +138,9 @@ class Scheme:
         Keys of ``rope_parameters`` that no formula here reads.
     fixed : dict
         The parameters of a scheme without rotation (``"alibi"``: ``num_heads``,
-        ``max_bias``; ``"t5"``: ``num_buckets``, ``max_distance``, ``bidirectional``;
+        ``max_bias``; ``"t5"``: ``num_buckets``, ``max_distance``, ``bidirectional``, and for an
+        encoder-decoder ``decoder_bidirectional`` (False), for LayoutLM's box bias
+        ``bbox_num_buckets`` and ``bbox_max_distance``;
         ``"sinusoidal"``: ``table``, ``dim`` and the table's own keys); empty for rotary schemes.
     """
 
