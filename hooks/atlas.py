@@ -40,10 +40,13 @@ TEXT = {
     "en": {
         "summary": (
             "Record of {date}: transformers {transformers}, torch {torch}. transformers "
-            "registers {total_model_types} model types; the modeling code of {walked} of them "
-            "defines a rotary embedding, and the walk ran each of those: **{verified} "
-            "verified**, {unverified} unverified and {mismatch} in mismatch "
-            "([not verified](#not-verified))."
+            "registers {total_model_types} model types; the walks ran the {walked} whose "
+            "modeling code holds a rotary embedding, an ALiBi bias, T5-style buckets or a "
+            "sinusoidal table: **{verified} verified**, {unverified} unverified and {mismatch} "
+            "in mismatch ([not verified](#not-verified)). Of the {position_bearing} that carry "
+            "token positions of their own (leaving out sub-configs no rotary embedding is built "
+            "from, vision encoders, timestep tables and text models without positions), "
+            "**{verified_percent}%** are verified."
         ),
         "overview": "| convention | derived on | model types | verified |",
         "none_row": "no convention read (the walk stopped before `describe`)",
@@ -68,9 +71,11 @@ TEXT = {
     "zh": {
         "summary": (
             "{date} 的记录：transformers {transformers}，torch {torch}。transformers 注册了 "
-            "{total_model_types} 种模型类型，其中 {walked} 种的建模代码定义了旋转位置编码，"
-            "遍历逐一运行了它们：**{verified} 种已验证**，{unverified} 种未验证，"
-            "{mismatch} 种不一致（[未验证的类型](#not-verified)）。"
+            "{total_model_types} 种模型类型，其中 {walked} 种的建模代码含有旋转位置编码、"
+            "ALiBi 偏置、T5 式分桶或正弦表，遍历逐一运行了它们：**{verified} 种已验证**，"
+            "{unverified} 种未验证，{mismatch} 种不一致（[未验证的类型](#not-verified)）。"
+            "其中自身带有词元位置的共 {position_bearing} 种（不计不用于构建旋转位置编码的子配置、"
+            "视觉编码器、时间步表和不使用位置的文本模型），**{verified_percent}%** 已验证。"
         ),
         "overview": "| 约定 | 推导见 | 模型类型数 | 已验证 |",
         "none_row": "未读出约定（遍历在 `describe` 之前中止）",
@@ -179,6 +184,29 @@ REASONS = {
         "describe() 拒绝该配置",
         "`posenc.hf.describe` raised on the walk's small config of this type.",
         "`posenc.hf.describe` 在遍历为此类型构造的小配置上报错。",
+    ),
+    "not described": (
+        "schemes posenc.hf does not describe yet",
+        "posenc.hf 尚不能描述的方案",
+        "The model's code does something `describe` has no words for yet (the detail is shown: "
+        "a head that alone rotates, axes split across the two halves of a pair, values that "
+        "carry RoPE...), so the walk does not compare.",
+        "模型代码的做法超出了 `describe` 目前能表达的范围（细节见下：只有一个头旋转、"
+        "一对特征的两半取自不同的轴、值向量也带 RoPE 等），因此遍历不作比较。",
+    ),
+    "no positions": (
+        "no positions in the text model",
+        "文本模型不使用位置",
+        "The text model's attention takes no position encoding at all (only another part of the "
+        "model rotates); these types are listed, not counted as position-bearing.",
+        "文本模型的注意力完全不使用位置编码（只有模型的其他部分做旋转）；"
+        "这些类型只列出，不计入带位置的类型。",
+    ),
+    "timestep embedding of a diffusion head, not token positions": (
+        "timestep embeddings, not positions",
+        "时间步嵌入，而非位置",
+        "A sinusoidal table that encodes a diffusion timestep, not token positions.",
+        "这是编码扩散时间步的正弦表，不是词元位置。",
     ),
     "modeling module does not import": (
         "the modeling module does not import",

@@ -87,6 +87,16 @@ def _mentions(module: str, text: str) -> bool:
         return text in f.read()
 
 
+def _class_mentions(cls: type, text: str) -> bool:
+    """Whether the source of ``cls`` or of a base class from the same package mentions ``text``
+    (an omni model's M-RoPE text rotary and its plain-RoPE DiT share one module)."""
+    return any(
+        text in inspect.getsource(c)
+        for c in cls.__mro__
+        if c.__module__.startswith("transformers.models.")
+    )
+
+
 def _registry_kind(model_type: str) -> str | None:
     row = posenc.hf.MODELS.get(model_type)
     return None if row is None else posenc.hf.CONVENTIONS[row.convention].kind
@@ -97,7 +107,7 @@ def rotary_source(module: str) -> bool:
 
     spec = find_spec(module)
     src = open(spec.origin).read()
-    return bool(re.search(r"class \w*RotaryEmbedding\(", src))
+    return bool(re.search(r"class \w*Rotary(Positional)?Embedding\(", src))
 
 
 def _rotary_classes(mod: Any, vision: bool = False) -> list[type]:
@@ -107,7 +117,8 @@ def _rotary_classes(mod: Any, vision: bool = False) -> list[type]:
         if inspect.isclass(c)
         and n.endswith("RotaryEmbedding")
         and c.__module__ == mod.__name__
-        and (vision or "Vision" not in n)
+        # a vision encoder's, unless the model's own name holds "Vision" (Granite4VisionText)
+        and (vision or "Vision" not in n.replace("VisionText", ""))
     ]
 
 
@@ -123,7 +134,136 @@ EXTRA = {
     "mimo_v2_flash": {"head_dim": 48},  # partial_rotary_factor 0.334: 48 * 0.334 -> 16
     "bamba": {"attn_layer_indices": [1, 4]},
     "granitemoehybrid": {"layer_types": ["mamba", "attention"] * 3},
+    # its config sets head_dim = qk_nope_head_dim + qk_rope_head_dim, and its rotary rotates
+    # head_dim * partial_rotary_factor (= qk_rope_head_dim) features
+    "mistral4": {"head_dim": 16},
+    # its rotary reads rope_parameters per layer type (NoPE where None), with an M-RoPE section
+    # per layer type (model default [24, 20, 20]); the config's own default is flat
+    "cohere_compass_text": {
+        "layer_types": ["sliding_attention", "sliding_attention", "full_attention"] * 2,
+        "rope_parameters": {
+            "sliding_attention": {
+                "rope_type": "default",
+                "rope_theta": 5e4,
+                "mrope_section": [4, 2, 2],
+            },
+            "full_attention": {
+                "rope_type": "default",
+                "rope_theta": 1e4,
+                "mrope_section": [4, 2, 2],
+            },
+        },
+    },
 }
+# composites whose own validators tie a vision/audio width to the text hidden size: the other
+# sub-configs, sized to the small text model (SMALL["hidden_size"]), as their messages ask
+WIDTH = SMALL["hidden_size"]
+COMPOSITE = {
+    "granite_docling": {"vision_config": {"out_hidden_size": WIDTH}},
+    "muse_spark": {"audio_config": {"out_hidden_size": WIDTH}},
+    "inkling2": {"vision_config": {"text_hidden_size": WIDTH}},
+    "nemotron3_diarization": {"head_config": {"audio_hidden_size": WIDTH}},
+    "t5gemma2": {"decoder": SMALL},  # "Imbalanced encoder-decoder is not supported"
+}
+# composites whose rotary class is annotated with the composite config but built from its
+# audio sub-config (GLM-ASR, Voxtral Realtime: their audio encoders) or applied to audio
+# features before the projector (MusicFlamingo's rotary time embedding, apply_rotary_time_emb),
+# while the text model is another model type (through AutoConfig): their positions are read
+# through that text model (``through_text``)
+THROUGH_TEXT = ("glmasr", "voxtral_realtime", "musicflamingo")
+# sub-config types whose model builds a rotary class annotated with the composite config from
+# their own config, e.g. VoxtralRealtimeTextModel's
+# ``self.rotary_emb = VoxtralRealtimeRotaryEmbedding(config=config)``
+BUILT_FROM = {
+    "voxtral_realtime_text": "VoxtralRealtimeRotaryEmbedding",
+    "nemotron3_diarization_audio": "Nemotron3DiarizationRotaryEmbedding",  # its audio encoder
+    "glmasr_encoder": "GlmAsrRotaryEmbedding",  # GlmAsrEncoder
+    "voxtral_realtime_encoder": "VoxtralRealtimeRotaryEmbedding",  # VoxtralRealtimeEncoder
+    "nemotron3_5_transcribe_word_timestamp": "Nemotron3_5TranscribeRotaryEmbedding",
+    "t5gemma2_decoder": "T5Gemma2RotaryEmbedding",  # T5Gemma2Decoder
+    # Qwen3OmniMoeTalkerModel builds the M-RoPE subclass, not the plain Qwen3OmniMoeRotaryEmbedding
+    # (its code predictor's and code2wav's) that the composite annotation points at
+    "qwen3_omni_moe_talker_text": "Qwen3OmniMoeTalkerRotaryEmbedding",
+}
+# rotary code that posenc.hf cannot express (or that the walk's generic call would misread),
+# with what the model's code does; reported unverified without walking
+NOT_DESCRIBED = {
+    # speech encoders whose rotary class is named *RotaryPositionalEmbedding
+    "wav2vec2-conformer": "not described: relative position embeddings by default; with "
+    "position_embeddings_type='rotary' it rotates the hidden states (rotate_half, positions "
+    "0..seq-1) before the q and k projections, not q and k",
+    "wav2vec2-bert": "not described: relative_key position embeddings by default; with "
+    "position_embeddings_type='rotary' it rotates the hidden states (rotate_half, positions "
+    "0..seq-1) before the q and k projections, not q and k",
+    "clvp": "not described: its encoder's apply_rotary_pos_emb rotates queries, keys and values "
+    "over the first rotary width of each head",
+    "clvp_encoder": "not described: apply_rotary_pos_emb rotates queries, keys and values over "
+    "the first rotary width of each head",
+    "qwen2_5_omni_dit": "not described: only the first attention head rotates (DiTAttention "
+    "rotates query[:, :1] and key[:, :1], deinterleaved: pairs (2i, 2i+1)); the other heads carry "
+    "no positions, and Scheme.rotate rotates every head alike",
+    "qwen2_5_omni_token2wav": "not described: its only rotary stack is its DiT "
+    "(qwen2_5_omni_dit), where only the first attention head rotates",
+    "hunyuan_vl_text": "not described: 4-axis xD-RoPE; recomposition_frequencies splits "
+    "cat(freqs, freqs) into chunks of 2 * mrope_section[i] taken from axis i % 4, so the two "
+    "features of a rotate_half pair (j, j + d/2) can turn by angles of different axes: not a "
+    "rotation of pairs (equal to RoPE on text ids only, where the axes agree)",
+    "hunyuan_vl": "not described: its text model (hunyuan_vl_text) uses 4-axis xD-RoPE whose "
+    "rotate_half pairs can mix two axes' angles",
+    "neomme": "not described: two-axis interleaved M-RoPE; (2, batch, seq) ids, even pairs turn "
+    "by the row axis and odd pairs by the column axis (recomposition_frequencies), per layer "
+    "type; posenc.hf's M-RoPE takes three axes (t, h, w)",
+    "ernie4_5_vl_moe_text": "not described: pre-rotated 3-axis M-RoPE on interleaved pairs "
+    "(2i, 2i+1); of the first mrope_section[0] + mrope_section[1] pairs the even ones turn by "
+    "ids axis 1 and the odd ones by axis 2, the last mrope_section[2] by axis 0 "
+    "(compute_default_rope_parameters reorders inv_freq, recomposition_frequencies restores "
+    "it); posenc.hf's M-RoPE layouts (three bands; t, h, w in turn) cannot express that order",
+    "ernie4_5_vl_moe": "not described: its text model (ernie4_5_vl_moe_text) uses a pre-rotated "
+    "M-RoPE whose h and w axes alternate pair by pair before the t band",
+    "deepseek_v4": "not described: K = V, so the values carry RoPE and the attention output is "
+    "rotated back by minus the angle at the query position; compressed KV entries (CSA/HCA "
+    "layers) rotate at their compressed positions, and rope_parameters are keyed by 'main' / "
+    "'compress' rather than by layer type",
+    "dots3_note_text": "not described: per-layer MLA configs (per_layer_config: the sliding "
+    "layers have their own heads, qk_nope/qk_rope head dims and base) that describe does not "
+    "read per layer; its DSA indexer also rotates the first qk_rope_head_dim features of its "
+    "own q and k, while attention rotates the last",
+    "dots3_note": "not described: its text model (dots3_note_text) has per-layer MLA configs",
+    "inkling2_text": "not described: no rotary; its attention adds a hidden-state-conditioned "
+    "relative position bias (rel_logits_proj: a trained bank of bias-versus-distance profiles "
+    "mixed per token, zero for negative distances and beyond rel_extent)",
+    "inkling2": "not described: its text model (inkling2_text) adds a hidden-state-conditioned "
+    "relative position bias",
+    "glm5_next_text": "no positions: its attention layers are KDA linear attention and NoPE MLA "
+    "(validate_architecture refuses qk_rope_head_dim > 0 for the DSA layers); no rotary "
+    "embedding is built",
+    "glm5_next": "no positions: its text model (glm5_next_text) has none (KDA linear attention "
+    "and NoPE MLA); only its vision encoder rotates (2-D)",
+}
+
+
+# composites whose positions the registry reads from a sub-config that the generic lookup
+# misses: the path of sub-config keys to it (the omni models' text model sits two levels down;
+# encoder-decoders whose stacks are model types of their own, walked as such)
+NESTED = {
+    "qwen2_5_omni": ("thinker_config", "text_config"),
+    "qwen3_omni_moe": ("thinker_config", "text_config"),
+    "dia": ("encoder_config",),
+    "t5gemma": ("encoder",),
+    "t5gemma2": ("encoder", "text_config"),
+    # speech models whose only attention stack is an audio encoder (1-D rotary over frames)
+    "lasr_ctc": ("encoder_config",),
+    "nemotron3_5_transcribe_audio": ("asr_config",),
+    "nemotron3_diarization": ("audio_config",),
+    # its language model (nemotron_h: Mamba-2 and attention without positions) has none
+    "nemo_speechlm": ("audio_config", "asr_config"),
+}
+
+
+def _nested_class(cfg_cls: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        cfg_cls = cfg_cls.sub_configs[key]
+    return cfg_cls
 
 
 # vision encoders whose rotary class is not named *Vision*: 2-D rotary over image patches, as
@@ -160,7 +300,7 @@ def small_config(cls: Any, extra: dict[str, Any] | None = None) -> Any:
     if "qk_rope_head_dim" in getattr(cls, "__dataclass_fields__", {}) or hasattr(
         cls, "qk_rope_head_dim"
     ):
-        kwargs.update(SMALL_MLA)
+        kwargs.update({**SMALL_MLA, **(extra or {})})
     if hasattr(cls, "global_head_dim") or "global_head_dim" in str(inspect.getsource(cls))[:20000]:
         kwargs["global_head_dim"] = 32
     last = None
@@ -237,6 +377,8 @@ def walk_one(model_type: str, module: str) -> Outcome:
         return Outcome(
             model_type, "unverified", "vision encoder: 2-D rotary over patch grids", module=module
         )
+    if model_type in NOT_DESCRIBED:
+        return Outcome(model_type, "unverified", NOT_DESCRIBED[model_type], module=module)
     cfg_cls = CONFIG_MAPPING[model_type]
     rots = [rc for rc in _rotary_classes(mod) if _config_class(rc) is cfg_cls]
     sub = None
@@ -244,9 +386,14 @@ def walk_one(model_type: str, module: str) -> Outcome:
         sub_configs = getattr(cfg_cls, "sub_configs", {}) or {}
         for key, sub_cls in sub_configs.items():
             match = [rc for rc in _rotary_classes(mod) if _config_class(rc) is sub_cls]
-            if match and "vision" not in key and "audio" not in key:
+            if match and not any(m in key for m in ("vision", "audio", "video")):
                 rots, sub = match, key
                 break
+    if model_type in NESTED:  # the rotary class its text model is built with
+        text_cls = _nested_class(cfg_cls, NESTED[model_type])
+        rots = [rc for rc in _rotary_classes(mod) if _config_class(rc) is text_cls] or rots
+    if model_type in BUILT_FROM:
+        rots = [getattr(mod, BUILT_FROM[model_type])]
     held = False
     if not rots:  # a sub-config whose rotary embedding is annotated with a composite config
         rots = [rc for rc in _rotary_classes(mod) if _holds(_config_class(rc), cfg_cls)]
@@ -260,6 +407,10 @@ def walk_one(model_type: str, module: str) -> Outcome:
                 "vision encoder: 2-D rotary over patch grids",
                 module=module,
             )
+        return Outcome(
+            model_type, "unverified", "no rotary embedding takes this config", module=module
+        )
+    if model_type in THROUGH_TEXT:
         return Outcome(
             model_type, "unverified", "no rotary embedding takes this config", module=module
         )
@@ -277,7 +428,21 @@ def walk_one(model_type: str, module: str) -> Outcome:
     if sub is None and "text_config" in sub_configs:
         sub = "text_config"
     try:
-        if sub is None:
+        if model_type in NESTED:
+            path = NESTED[model_type]
+            text_cls = _nested_class(cfg_cls, path)
+            given: dict[str, Any] = small_config(
+                text_cls, EXTRA.get(getattr(text_cls, "model_type", ""))
+            ).to_dict()
+            for key in reversed(path[1:]):
+                given = {key: given}
+            cfg = cfg_cls(**{path[0]: given}, **COMPOSITE.get(model_type, {}))
+            inner = cfg
+            for key in path:
+                inner = getattr(inner, key)
+            inner = _fit_mrope(inner, force=_registry_kind(model_type) == "mrope")
+            sub = path[0]
+        elif sub is None:
             cfg = _fit_mrope(
                 small_config(cfg_cls, EXTRA.get(model_type)),
                 force=_registry_kind(model_type) == "mrope",
@@ -287,7 +452,7 @@ def walk_one(model_type: str, module: str) -> Outcome:
                 cfg_cls.sub_configs[sub],
                 EXTRA.get(getattr(cfg_cls.sub_configs[sub], "model_type", "")),
             )
-            cfg = cfg_cls(**{sub: inner.to_dict()})
+            cfg = cfg_cls(**{sub: inner.to_dict()}, **COMPOSITE.get(model_type, {}))
             inner = _fit_mrope(getattr(cfg, sub), force=_registry_kind(model_type) == "mrope")
     except Exception as exc:
         return Outcome(model_type, "unverified", f"small config: {exc!r}"[:200], module=module)
@@ -394,8 +559,8 @@ def walk_one(model_type: str, module: str) -> Outcome:
             worst,
             module,
         )
-    if status == "verified" and scheme.kind != "mrope" and _mentions(module, "mrope_section"):
-        # equal on text ids only: the model's code has an M-RoPE default the registry lacks
+    if status == "verified" and scheme.kind != "mrope" and _class_mentions(rc, "mrope_section"):
+        # equal on text ids only: the model's rotary code has an M-RoPE default the registry lacks
         return Outcome(
             model_type,
             "unverified",
@@ -432,7 +597,7 @@ def through_text(o: Outcome, done: dict[str, Outcome]) -> Outcome:
         text = cfg_cls().text_config
         text_type = text.model_type
         small = small_config(type(text))
-        cfg = cfg_cls(text_config=small.to_dict())
+        cfg = cfg_cls(text_config=small.to_dict(), **COMPOSITE.get(o.model_type, {}))
         whole, part = posenc.hf.describe(cfg), posenc.hf.describe(cfg.text_config)
     except Exception as exc:
         return Outcome(o.model_type, "unverified", f"composite: {exc}"[:200], module=o.module)

@@ -86,6 +86,10 @@ EXTRA: dict[str, dict[str, Any]] = {
     "gptj": {"rotary_dim": 4},  # partial: heads of 8 features
     "codegen": {"rotary_dim": 4},
 }
+# composites whose validators tie another sub-config's width to the small text model's
+COMPOSITE: dict[str, dict[str, Any]] = {
+    "tipsv2": {"vision_config": {"hidden_size": SMALL["hidden_size"]}},
+}
 # owners built from a converted config, not the type's own (their table is another config's;
 # the registry row's notes say so)
 OTHER_CONFIG_OWNERS = {
@@ -166,7 +170,7 @@ def _config_for(model_type: str, want: type | None) -> tuple[Any, Any]:
     for key, sub in (getattr(cls, "sub_configs", None) or {}).items():
         if sub is want:
             inner = small(sub, EXTRA.get(getattr(sub, "model_type", "")))
-            outer = cls(**{key: inner.to_dict()})
+            outer = cls(**{key: inner.to_dict()}, **COMPOSITE.get(model_type, {}))
             return outer, getattr(outer, key)
     raise RuntimeError(f"{cls.__name__} has no sub-config {want.__name__}")
 

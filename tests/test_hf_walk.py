@@ -81,6 +81,11 @@ def test_the_record_counts_its_rows(record):
     assert summary["walked"] == len(statuses)
     assert summary["verified"] == statuses.count("verified")
     assert summary["unverified"] == statuses.count("unverified")
+    excluded = ("no rotary embedding takes", "vision encoder", "timestep embedding", "no positions")
+    bearing = [r for r in record["types"].values() if not r["reason"].startswith(excluded)]
+    assert summary["position_bearing"] == len(bearing)
+    share = 100 * sum(r["status"] == "verified" for r in bearing) / len(bearing)
+    assert summary["verified_percent"] == round(share, 1)
 
 
 def test_verified_types_cover_every_convention_in_the_registry(walked):
@@ -129,3 +134,52 @@ def test_rotary_models_without_a_rotary_class_are_walked(walked):
     for mt in ("gptj", "codegen", "roformer"):
         assert walked[mt].status == "verified", (mt, walked[mt].reason)
     assert "rotary_value=True:rope" in walked["roformer"].layer_kinds
+
+
+def test_composites_whose_positions_sit_in_another_sub_config_are_walked(walked):
+    # Qwen2.5-Omni / Qwen3-Omni: thinker_config.text_config (two levels down); encoder-decoders
+    # whose encoder is a sub-config; speech models whose only rotary stack is an audio encoder;
+    # validators that tie a vision/audio width to the small text model
+    for mt in ("qwen2_5_omni", "qwen3_omni_moe", "dia", "t5gemma", "t5gemma2", "lasr_ctc",
+               "nemotron3_diarization", "nemo_speechlm", "granite_docling", "muse_spark",
+               "cohere_compass", "mistral4", "qwen3_omni_moe_talker_text", "tipsv2"):  # fmt: skip
+        assert walked[mt].status == "verified", (mt, walked[mt].reason)
+    assert walked["qwen3_omni_moe_talker_text"].convention == "mrope_interleaved"
+    assert walked["mistral4"].convention == "mla"
+
+
+def test_describe_reads_two_levels_down_and_refuses_three():
+    import posenc.hf
+
+    text = {"model_type": "qwen2_5_omni_text", "hidden_size": 64, "num_attention_heads": 4,
+            "num_hidden_layers": 2, "rope_parameters": {"rope_type": "default",
+            "rope_theta": 1e6, "mrope_section": [4, 2, 2]}}  # fmt: skip
+    omni = {"model_type": "qwen2_5_omni",
+            "thinker_config": {"model_type": "qwen2_5_omni_thinker", "text_config": text}}  # fmt: skip
+    s = posenc.hf.describe(omni)
+    assert (s.kind, s.layer(0).mrope_section, s.layer(0).base) == ("mrope", (4, 2, 2), 1e6)
+    deeper = {"model_type": "nemo_speechlm", "audio_config": omni}
+    with pytest.raises(ValueError, match="three levels down"):
+        posenc.hf.describe(deeper)
+
+
+def test_hunyuan_vl_xd_rope_is_not_a_rotation_of_pairs():
+    # the walk's reason for hunyuan_vl_text, checked against the model's own rotary code: with
+    # distinct axis ids, the two features of a rotate_half pair get different angles
+    require("transformers")
+    torch = require("torch")
+    import importlib
+
+    from transformers import CONFIG_MAPPING
+
+    mod = importlib.import_module("transformers.models.hunyuan_vl.modeling_hunyuan_vl")
+    rp = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": [2, 2, 2, 2]}
+    cfg = CONFIG_MAPPING["hunyuan_vl_text"](
+        hidden_size=64, num_attention_heads=4, head_dim=16, rope_parameters=rp
+    )
+    ids = torch.stack([torch.arange(5) * k for k in (1, 2, 3, 4)])[:, None]
+    cos, _ = mod.HunYuanVLRotaryEmbedding(cfg)(torch.zeros(1), ids)
+    assert float((cos[..., :8] - cos[..., 8:]).abs().max()) > 0.1
+    text_ids = torch.arange(5)[None, None].expand(4, 1, -1)
+    cos, _ = mod.HunYuanVLRotaryEmbedding(cfg)(torch.zeros(1), text_ids)
+    assert float((cos[..., :8] - cos[..., 8:]).abs().max()) == 0.0

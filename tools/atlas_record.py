@@ -26,6 +26,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "assets" / "atlas.json"
 STATUSES = ("verified", "mismatch", "unverified")
+# walk reasons of types that carry no token positions of their own: a sub-config no rotary
+# embedding is built from, a vision encoder (2-D patch grids), a diffusion timestep table, a
+# text model whose attention takes no positions. The rest are the position-bearing types.
+NOT_POSITION_BEARING = (
+    "no rotary embedding takes this config",
+    "vision encoder",
+    "timestep embedding",
+    "no positions",
+)
 
 
 def _stable_reason(reason: str) -> str:
@@ -67,6 +76,11 @@ def record() -> dict[str, Any]:
     summary = {s: sum(t["status"] == s for t in types.values()) for s in STATUSES}
     summary["walked"] = len(types)
     summary["total_model_types"] = len(CONFIG_MAPPING_NAMES)
+    bearing = [t for t in types.values() if not t["reason"].startswith(NOT_POSITION_BEARING)]
+    summary["position_bearing"] = len(bearing)
+    summary["verified_percent"] = round(
+        100 * sum(t["status"] == "verified" for t in bearing) / max(1, len(bearing)), 1
+    )
     return {
         "transformers": transformers.__version__,
         "torch": torch.__version__,
@@ -87,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{args.out}: {s['verified']} verified, {s['mismatch']} mismatch, "
         f"{s['unverified']} unverified of {s['walked']} walked "
-        f"({s['total_model_types']} model types in transformers {data['transformers']})"
+        f"({s['total_model_types']} model types in transformers {data['transformers']}); "
+        f"{s['verified_percent']}% of {s['position_bearing']} position-bearing types verified"
     )
     return 0
 

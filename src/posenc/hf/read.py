@@ -72,7 +72,7 @@ def describe(config: Any) -> Scheme:
     return _describe_config(Config(config), outer=None)
 
 
-def _describe_config(cfg: Config, outer: str | None) -> Scheme:
+def _describe_config(cfg: Config, outer: str | None, depth: int = 0) -> Scheme:
     model_type = cfg.get("model_type")
     inherited = model_type is None and outer is not None
     if model_type is None:
@@ -90,10 +90,10 @@ def _describe_config(cfg: Config, outer: str | None) -> Scheme:
     if inherited and row is not None:  # a text_config without its own model_type
         row = replace(row, sub_config=None)
     sub_key = row.sub_config if row is not None else _generic_sub_config(cfg)
-    if sub_key is not None and outer is not None:
+    if sub_key is not None and depth >= 2:
         raise ValueError(
-            f"{cfg.name(sub_key)} nests a config inside a sub-config; a model's positions live at "
-            "most one level down"
+            f"{cfg.name(sub_key)} nests a config three levels down; a model's positions live at "
+            "most two levels down (Qwen2.5-Omni: thinker_config, then its text_config)"
         )
     if (
         sub_key is not None
@@ -115,7 +115,7 @@ def _describe_config(cfg: Config, outer: str | None) -> Scheme:
             )
         if not (isinstance(sub, Mapping) or hasattr(sub, "__dict__")):
             raise TypeError(f"{cfg.name(sub_key)} must be a dict, got {_describe(sub)}")
-        inner = _describe_config(Config(sub, cfg.name(sub_key)), outer=model_type)
+        inner = _describe_config(Config(sub, cfg.name(sub_key)), outer=model_type, depth=depth + 1)
         return Scheme(
             model_type=model_type,
             convention=inner.convention,

@@ -465,11 +465,68 @@ for _mt, _section in (
 ):
     _MODELS[_mt] = _M("mrope_interleaved", sub_config="text_config")
     _MODELS[_mt + "_text"] = _M("mrope_interleaved", mrope_default=_section)
+_MODELS["cohere_compass"] = _M("mrope_interleaved", sub_config="text_config")
+_MODELS["cohere_compass_text"] = _M("mrope_interleaved", mrope_default=(24, 20, 20))
 _MODELS["qwen3_omni_moe_text"] = _M("mrope_interleaved", mrope_default=(24, 20, 20))
+_MODELS["qwen3_omni_moe_talker_text"] = _M("mrope_interleaved", mrope_default=(24, 20, 20))
 _MODELS["qwen3_omni_moe_thinker"] = _M("mrope_interleaved", sub_config="text_config")
 for _mt in ("qwen2_5_omni_text", "qwen2_5_omni_talker"):
     _MODELS[_mt] = _M("mrope", mrope_default=(16, 24, 24))
 _MODELS["qwen2_5_omni_thinker"] = _M("mrope", sub_config="text_config")
+# the omni composites keep their text model two levels down: thinker_config.text_config
+_MODELS["qwen2_5_omni"] = _M("mrope", sub_config="thinker_config")
+_MODELS["qwen3_omni_moe"] = _M("mrope_interleaved", sub_config="thinker_config")
+# speech models whose only attention stack is an audio encoder (1-D rotary over frames)
+_MODELS["lasr_ctc"] = _M("llama", sub_config="encoder_config")
+_MODELS["nemotron3_5_transcribe_audio"] = _M("partial", sub_config="asr_config")
+_MODELS["nemotron3_diarization"] = _M("llama", sub_config="audio_config")
+_MODELS["nemo_speechlm"] = _M(
+    "partial",
+    sub_config="audio_config",
+    notes_en=(
+        "Only its audio encoder (audio_config.asr_config) rotates; its language model "
+        "(text_config, nemotron_h) mixes Mamba-2 blocks with attention that takes no positions.",
+    ),
+    notes_zh=(
+        "只有音频编码器（audio_config.asr_config）做旋转；其语言模型（text_config，nemotron_h）"
+        "由 Mamba-2 块与不带位置信息的注意力组成。",
+    ),
+)
+# encoder-decoders: the encoder's config is read; the decoder's is a model type of its own
+# (dia_decoder, t5_gemma_module), described from config["decoder_config"] / config["decoder"]
+for _mt, _enc, _dec in (
+    ("dia", "encoder_config", "decoder_config"),
+    ("t5gemma", "encoder", "decoder"),
+    ("t5gemma2", "encoder", "decoder"),  # its encoder's text_config, one level further down
+):
+    _MODELS[_mt] = _M(
+        "llama",
+        sub_config=_enc,
+        notes_en=(
+            f"Encoder and decoder each rotate with their own config: describe reads {_enc}; "
+            f"describe(config['{_dec}']) gives the decoder's.",
+        ),
+        notes_zh=(
+            f"编码器与解码器各用自己的配置旋转：describe 读取 {_enc}；"
+            f"describe(config['{_dec}']) 给出解码器的方案。",
+        ),
+    )
+_MODELS["mistral4"] = _M(
+    "mla",
+    pairing_key="rope_interleave",
+    dim_key="qk_rope_head_dim",
+    head_dim_key=("qk_nope_head_dim", "qk_rope_head_dim"),
+    notes_en=(
+        "After the rotation its attention multiplies every query by "
+        "1 + llama_4_scaling_beta * log(1 + floor(position / original_max_position_embeddings)) "
+        "(rope_parameters; 1 below the original length): a port must scale queries too.",
+    ),
+    notes_zh=(
+        "旋转之后，它的注意力把每个查询乘以 "
+        "1 + llama_4_scaling_beta * log(1 + floor(position / original_max_position_embeddings))"
+        "（取自 rope_parameters；在原始长度以内为 1）：移植时也须缩放查询。",
+    ),
+)
 _MODELS["deepseek_v2"] = _M(
     "mla",
     pairing="interleaved",
