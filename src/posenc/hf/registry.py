@@ -527,6 +527,11 @@ _MODELS["mistral4"] = _M(
         "（取自 rope_parameters；在原始长度以内为 1）：移植时也须缩放查询。",
     ),
 )
+_MODELS["ministral3"] = _M(
+    "llama",
+    notes_en=_MODELS["mistral4"].notes_en,
+    notes_zh=_MODELS["mistral4"].notes_zh,
+)
 _MODELS["deepseek_v2"] = _M(
     "mla",
     pairing="interleaved",
