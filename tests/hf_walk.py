@@ -637,16 +637,3 @@ def walk() -> list[Outcome]:
         out.append(walk_one(mt, module))
     done = {o.model_type: o for o in out}
     return [through_text(o, done) for o in out]
-
-
-if __name__ == "__main__":
-    import collections
-    import time
-
-    t0 = time.time()
-    res = walk()
-    print(f"{time.time() - t0:.1f} s")
-    print(collections.Counter(o.status for o in res))
-    for o in res:
-        if o.status != "verified":
-            print(o.model_type, o.status, o.reason[:160])

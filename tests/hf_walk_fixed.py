@@ -748,15 +748,3 @@ def walk_all() -> list[Outcome]:
         else:
             mine.layer_kinds = [*mine.layer_kinds, *o.layer_kinds]
     return [rotary[mt] for mt in sorted(rotary)]
-
-
-if __name__ == "__main__":
-    import collections
-    import time
-
-    t0 = time.time()
-    res = walk_fixed()
-    print(f"{time.time() - t0:.1f} s, {len(res)} types")
-    print(collections.Counter(o.status for o in res))
-    for o in res:
-        print(f"{o.model_type:32s} {o.status:10s} {o.convention:10s} {o.reason[:150]}")

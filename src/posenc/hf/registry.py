@@ -23,9 +23,8 @@ __all__ = ["CONVENTIONS", "MODELS", "Convention", "ModelRow", "TRANSFORMERS_VERS
 
 TRANSFORMERS_VERSION = "5.23.0"
 
-# kinds: how positions enter attention
+# the kinds that rotate queries and keys (Scheme.rotate); the others use Scheme.function
 ROTARY_KINDS = ("rope", "mrope")
-KINDS = ("rope", "mrope", "alibi", "t5", "sinusoidal", "learned", "none")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from .scheme import LayerScheme
 # layer types with no attention, hence no positions (state-space, linear-attention and
 # convolution blocks of hybrid models)
 NO_ATTENTION = ("linear_attention", "conv", "mamba", "mamba2", "recurrent", "ssm", "short_conv")
-_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
 _ROPE_TYPES = (*_KEYS, "proportional")
 _NEEDS_ORIGINAL = ("yarn", "llama3", "longrope")
 # keys of rope_parameters read elsewhere than in the scaling formulas

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._array import _describe, as_positions, is_torch
-from ..rope import _check_x, _cos_sin, _rotate
+from ..rope import _check_x, _cos_sin, _rotate, _work_dtype
 from ..rope_scaling import rope_frequencies
 from .registry import ROTARY_KINDS, TRANSFORMERS_VERSION, as_jsonable
 
@@ -314,7 +313,7 @@ class Scheme:
         if spec.rope_type in ("dynamic", "longrope") and _size(ids):
             seq_len = int(ids.max()) + 1
         inv_freq, factor = spec.inv_freq(seq_len)
-        work = _work(arr)
+        work = _work_dtype(arr)
         if spec.kind == "mrope":
             cos, sin = _mrope_cos_sin(ids, inv_freq, factor, spec, work)
         else:
@@ -344,13 +343,6 @@ def _cos_first(num_embeddings: int, dim: int) -> Any:
     table = fairseq_sinusoidal_embedding(num_embeddings, dim)
     half = dim // 2
     return np.concatenate((table[:, half : 2 * half], table[:, :half], table[:, 2 * half :]), 1)
-
-
-def _work(arr: Any) -> Any:
-    if is_torch(arr):
-        torch = sys.modules["torch"]
-        return torch.float64 if arr.dtype == torch.float64 else torch.float32
-    return np.dtype(np.float64) if arr.dtype.itemsize >= 8 else np.dtype(np.float32)
 
 
 def _size(ids: Any) -> int:
@@ -410,7 +402,3 @@ def _deinterleave(part: Any) -> Any:
         torch = sys.modules["torch"]
         return torch.cat((part[..., 0::2], part[..., 1::2]), dim=-1)
     return np.concatenate((part[..., 0::2], part[..., 1::2]), axis=-1)
-
-
-def _finite(value: float) -> bool:
-    return math.isfinite(value)
