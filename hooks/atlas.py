@@ -65,6 +65,12 @@ TEXT = {
         "pattern": "`{key}` = {default}",
         "nope": "NoPE `{key}`",
         "local_base": "local base `{key}`",
+        "selector": "only `{key}` = {value}",
+        "dim_rule": "width max(`{key}` // (2 · heads), {floor})",
+        "base_key": "base `{key}`",
+        "value_key": "values rotate: `{key}`",
+        "heads": "rotated heads: the first {n}",
+        "ntk_alpha": "`alpha`: NTK-alpha base",
         "why": "[why](#{anchor})",
         "in_table": "listed under [{title}](#conv-{conv})",
     },
@@ -94,6 +100,12 @@ TEXT = {
         "pattern": "`{key}` = {default}",
         "nope": "NoPE `{key}`",
         "local_base": "局部底数 `{key}`",
+        "selector": "仅当 `{key}` = {value}",
+        "dim_rule": "旋转维度 max(`{key}` // (2 · 头数), {floor})",
+        "base_key": "底数 `{key}`",
+        "value_key": "值向量旋转：`{key}`",
+        "heads": "旋转的头：前 {n} 个",
+        "ntk_alpha": "`alpha`：NTK-alpha 底数",
         "why": "[原因](#{anchor})",
         "in_table": "见[{title}](#conv-{conv})",
     },
@@ -189,10 +201,10 @@ REASONS = {
         "schemes posenc.hf does not describe yet",
         "posenc.hf 尚不能描述的方案",
         "The model's code does something `describe` has no words for yet (the detail is shown: "
-        "a head that alone rotates, axes split across the two halves of a pair, values that "
-        "carry RoPE...), so the walk does not compare.",
-        "模型代码的做法超出了 `describe` 目前能表达的范围（细节见下：只有一个头旋转、"
-        "一对特征的两半取自不同的轴、值向量也带 RoPE 等），因此遍历不作比较。",
+        "axes split across the two halves of a pair, values that carry RoPE and an output "
+        "rotated back...), so the walk does not compare.",
+        "模型代码的做法超出了 `describe` 目前能表达的范围（细节见下：一对特征的两半取自"
+        "不同的轴、值向量也带 RoPE 且输出再反向旋转等），因此遍历不作比较。",
     ),
     "no positions": (
         "no positions in the text model",
@@ -291,14 +303,15 @@ def call_form(conv: posenc.hf.Convention, pairing: str | None = None, short: boo
             return f"{name}(…, pairing='{pairing}')"
         return f"{name}(…)"
     pairing = pairing or conv.pairing
-    if conv.kind == "mrope":
+    if conv.kind == "mrope" and conv.axes == 3 and not conv.layout:
         inter = ", interleaved=True" if "interleaved" in conv.name else ""
         return f"posenc.apply_mrope(q, position_ids, mrope_section, base=rope_theta{inter})"
     if conv.kind == "rope" and conv.slot == "tail":
         return f"posenc.apply_mla_rope(q, k_pe, position_ids, base=rope_theta, pairing='{pairing}')"
-    if conv.kind == "rope":
+    if conv.kind == "rope" and pairing in ("half", "interleaved"):
         rot = ", rotary_dim=rotary_dim" if "partial" in conv.name else ""
-        return f"posenc.apply_rope(q, position_ids, base=rope_theta, pairing='{pairing}'{rot})"
+        x = {"hidden": "h", "qkv": "x"}.get(conv.applies_to, "q")  # hidden states; q, k, v
+        return f"posenc.apply_rope({x}, position_ids, base=rope_theta, pairing='{pairing}'{rot})"
     return {
         "alibi": "posenc.alibi_bias(q_len, k_len, n_heads)",
         "t5": "posenc.t5_bucket(relative_position, num_buckets=…, max_distance=…)",
@@ -340,6 +353,18 @@ def _read_from(model_type: str, lang: str) -> str:
         items.append(t["nope"].format(key=row.nope))
     if row.local_base:
         items.append(t["local_base"].format(key=row.local_base[0]))
+    if row.selector:
+        items.append(t["selector"].format(key=row.selector[0], value=_code(repr(row.selector[1]))))
+    if row.dim_rule:
+        items.append(t["dim_rule"].format(key=row.dim_rule[0], floor=row.dim_rule[1]))
+    if row.base_key:
+        items.append(t["base_key"].format(key=row.base_key))
+    if row.value_key:
+        items.append(t["value_key"].format(key=row.value_key))
+    if row.rotated_heads:
+        items.append(t["heads"].format(n=row.rotated_heads))
+    if row.ntk_alpha:
+        items.append(t["ntk_alpha"])
     return "<br>".join(items) or t["row"]
 
 

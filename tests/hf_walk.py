@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+import hf_walk_extra
 import posenc.hf
 
 SEQ = 7
@@ -129,6 +130,7 @@ def _config_class(rc: type) -> Any:
         return None
 
 
+_NTK_ALPHA = {"rope_type": "dynamic", "rope_theta": 1e4, "alpha": 1000.0, "factor": 1.0}
 # per-type small-config extras, where a model's own defaults do not fit the small widths
 EXTRA = {
     "mimo_v2_flash": {"head_dim": 48},  # partial_rotary_factor 0.334: 48 * 0.334 -> 16
@@ -137,6 +139,16 @@ EXTRA = {
     # its config sets head_dim = qk_nope_head_dim + qk_rope_head_dim, and its rotary rotates
     # head_dim * partial_rotary_factor (= qk_rope_head_dim) features
     "mistral4": {"head_dim": 16},
+    # HunYuan checkpoints spell NTK-alpha as rope_type "dynamic" with an "alpha" (the model's
+    # code then stretches the base, statically): the walk uses that spelling
+    "hunyuan_v1_dense": {"rope_parameters": _NTK_ALPHA},
+    "hunyuan_v1_moe": {"rope_parameters": _NTK_ALPHA},
+    # xD-RoPE over four axes, with NTK-alpha as its checkpoints spell it
+    "hunyuan_vl_text": {"rope_parameters": {**_NTK_ALPHA, "mrope_section": [2, 2, 2, 2]}},
+    # h and w take turns over the first 3 + 3 pairs, t has the last 2 (of 16 / 2)
+    "ernie4_5_vl_moe_text": {
+        "rope_parameters": {"rope_type": "default", "rope_theta": 5e5, "mrope_section": [3, 3, 2]}
+    },
     # its rotary reads rope_parameters per layer type (NoPE where None), with an M-RoPE section
     # per layer type (model default [24, 20, 20]); the config's own default is flat
     "cohere_compass_text": {
@@ -188,38 +200,6 @@ BUILT_FROM = {
 # rotary code that posenc.hf cannot express (or that the walk's generic call would misread),
 # with what the model's code does; reported unverified without walking
 NOT_DESCRIBED = {
-    # speech encoders whose rotary class is named *RotaryPositionalEmbedding
-    "wav2vec2-conformer": "not described: relative position embeddings by default; with "
-    "position_embeddings_type='rotary' it rotates the hidden states (rotate_half, positions "
-    "0..seq-1) before the q and k projections, not q and k",
-    "wav2vec2-bert": "not described: relative_key position embeddings by default; with "
-    "position_embeddings_type='rotary' it rotates the hidden states (rotate_half, positions "
-    "0..seq-1) before the q and k projections, not q and k",
-    "clvp": "not described: its encoder's apply_rotary_pos_emb rotates queries, keys and values "
-    "over the first rotary width of each head",
-    "clvp_encoder": "not described: apply_rotary_pos_emb rotates queries, keys and values over "
-    "the first rotary width of each head",
-    "qwen2_5_omni_dit": "not described: only the first attention head rotates (DiTAttention "
-    "rotates query[:, :1] and key[:, :1], deinterleaved: pairs (2i, 2i+1)); the other heads carry "
-    "no positions, and Scheme.rotate rotates every head alike",
-    "qwen2_5_omni_token2wav": "not described: its only rotary stack is its DiT "
-    "(qwen2_5_omni_dit), where only the first attention head rotates",
-    "hunyuan_vl_text": "not described: 4-axis xD-RoPE; recomposition_frequencies splits "
-    "cat(freqs, freqs) into chunks of 2 * mrope_section[i] taken from axis i % 4, so the two "
-    "features of a rotate_half pair (j, j + d/2) can turn by angles of different axes: not a "
-    "rotation of pairs (equal to RoPE on text ids only, where the axes agree)",
-    "hunyuan_vl": "not described: its text model (hunyuan_vl_text) uses 4-axis xD-RoPE whose "
-    "rotate_half pairs can mix two axes' angles",
-    "neomme": "not described: two-axis interleaved M-RoPE; (2, batch, seq) ids, even pairs turn "
-    "by the row axis and odd pairs by the column axis (recomposition_frequencies), per layer "
-    "type; posenc.hf's M-RoPE takes three axes (t, h, w)",
-    "ernie4_5_vl_moe_text": "not described: pre-rotated 3-axis M-RoPE on interleaved pairs "
-    "(2i, 2i+1); of the first mrope_section[0] + mrope_section[1] pairs the even ones turn by "
-    "ids axis 1 and the odd ones by axis 2, the last mrope_section[2] by axis 0 "
-    "(compute_default_rope_parameters reorders inv_freq, recomposition_frequencies restores "
-    "it); posenc.hf's M-RoPE layouts (three bands; t, h, w in turn) cannot express that order",
-    "ernie4_5_vl_moe": "not described: its text model (ernie4_5_vl_moe_text) uses a pre-rotated "
-    "M-RoPE whose h and w axes alternate pair by pair before the t band",
     "deepseek_v4": "not described: K = V, so the values carry RoPE and the attention output is "
     "rotated back by minus the angle at the query position; compressed KV entries (CSA/HCA "
     "layers) rotate at their compressed positions, and rope_parameters are keyed by 'main' / "
@@ -271,9 +251,16 @@ def _nested_class(cfg_cls: Any, path: tuple[str, ...]) -> Any:
 VISION_2D = ("efficientloftr", "eomt_dinov3", "mlcd", "mlcd_vision_model", "sam3_vit_model")
 
 
+# M-RoPE types whose small config names its own mrope_section in EXTRA (Ernie 4.5 VL: h and w
+# take turns, so they need equal counts; HunYuan-VL: four axes), kept as given
+OWN_SECTION = ("ernie4_5_vl_moe_text", "hunyuan_vl_text")
+
+
 def _fit_mrope(cfg: Any, force: bool = False) -> Any:
     """An M-RoPE config's mrope_section shrunk to the small head's pairs (also where the model
     code has a default section and the config names none: ``force``)."""
+    if getattr(cfg, "model_type", None) in OWN_SECTION:
+        return cfg
     rp = getattr(cfg, "rope_parameters", None)
     if isinstance(rp, dict) and not any(isinstance(v, dict) for v in rp.values()):
         if rp.get("mrope_section") is not None or force:
@@ -379,6 +366,13 @@ def walk_one(model_type: str, module: str) -> Outcome:
         )
     if model_type in NOT_DESCRIBED:
         return Outcome(model_type, "unverified", NOT_DESCRIBED[model_type], module=module)
+    if model_type in hf_walk_extra.ROTARY_PROBES:  # walked by its probe (hf_walk_fixed.walk_all)
+        return Outcome(
+            model_type,
+            "unverified",
+            "rotary code the generic call cannot run: walked by a probe of hf_walk_extra",
+            module=module,
+        )
     cfg_cls = CONFIG_MAPPING[model_type]
     rots = [rc for rc in _rotary_classes(mod) if _config_class(rc) is cfg_cls]
     sub = None
@@ -466,8 +460,9 @@ def walk_one(model_type: str, module: str) -> Outcome:
         )
     gen = torch.Generator().manual_seed(0)
     pid = torch.stack([torch.arange(SEQ), torch.arange(SEQ) + 5])
-    if scheme.kind == "mrope":
-        pid = torch.stack([pid, pid // 2, pid % 3])
+    if scheme.kind == "mrope":  # one row of ids per axis: 3 (t, h, w); 2 (NeoMME); 4 (HunYuan-VL)
+        axes = max(len(x.mrope_section or ()) for x in scheme.layers)
+        pid = torch.stack([pid, pid // 2, pid % 3, (3 * pid) % 7][:axes])
     worst = 0.0
     compared = 0
     kinds = []

@@ -182,3 +182,90 @@ def rotary_roformer(mod: Any, cfg: Any) -> list[tuple[Any, ...]]:
 
 
 ROTARY_PROBES = {"gptj": rotary_gptj, "codegen": rotary_gptj, "roformer": rotary_roformer}
+
+
+def rotary_hidden(mod: Any, cfg: Any) -> list[tuple[Any, ...]]:
+    """wav2vec2-conformer / wav2vec2-bert with ``position_embeddings_type="rotary"``: the
+    encoder's own ``*RotaryPositionalEmbedding`` table (positions 0 .. seq-1, as its forward
+    builds them from the input's length) and the self-attention's ``_apply_rotary_embedding`` on
+    random hidden states (batch, seq, hidden), which the model rotates before linear_q/linear_k;
+    both sides viewed as heads (batch, heads, seq, hidden / heads)."""
+    rot_cls = next(
+        c for n, c in vars(mod).items() if n.endswith("RotaryPositionalEmbedding") and "Wav2" in n
+    )
+    attn_cls = next(
+        c
+        for n, c in vars(mod).items()
+        if isinstance(c, type) and "_apply_rotary_embedding" in vars(c)
+    )
+    heads = cfg.num_attention_heads
+    hd = cfg.hidden_size // heads
+    gen = torch.Generator().manual_seed(0)
+    h = torch.randn(BATCH, SEQ, cfg.hidden_size, generator=gen)
+    with torch.no_grad():
+        table = rot_cls(cfg)(h)  # (2, seq, 1, 1, hd): cos and sin
+        out = attn_cls(cfg)._apply_rotary_embedding(h, table)
+
+    def as_heads(t: torch.Tensor) -> torch.Tensor:
+        return t.view(BATCH, SEQ, heads, hd).transpose(1, 2)
+
+    pid = torch.arange(SEQ)[None].expand(BATCH, -1)  # the model takes no ids
+    return [
+        (cfg, "position_embeddings_type=rotary", (as_heads(h),), [as_heads(out)], pid, "hidden")
+    ]
+
+
+def rotary_clvp(mod: Any, cfg: Any) -> list[tuple[Any, ...]]:
+    """CLVP's encoders, read from ClvpSelfAttention.forward: ``ClvpRotaryPositionalEmbedding``
+    over the input (here SEQ + 5 tokens, so that per-batch offset ids stay inside its table),
+    then ``apply_rotary_pos_emb(q, k, v, cos, sin, position_ids)`` on the first
+    ``rotary_emb_dim`` features of q, k and v; for two ``projection_dim`` values (rotated width
+    half the head, then the whole head). ``cfg`` is a clvp_encoder config or a clvp composite
+    (its text_config)."""
+    out = []
+    for proj in (64, 256):
+        c = copy.deepcopy(cfg)
+        enc = getattr(c, "text_config", c)
+        enc.projection_dim = proj
+        hd = enc.hidden_size // enc.num_attention_heads
+        q, k, v = (x.transpose(1, 2) for x in _qkv(hd))  # (batch, heads, seq, hd)
+        with torch.no_grad():
+            emb = mod.ClvpRotaryPositionalEmbedding(enc)(torch.zeros(BATCH, SEQ + 5, 1))
+        pid = torch.stack([torch.arange(SEQ), torch.arange(SEQ) + 5])
+        r = emb.shape[-1]
+        cos, sin = emb.cos().squeeze(0), emb.sin().squeeze(0)
+        rots = mod.apply_rotary_pos_emb(q[..., :r], k[..., :r], v[..., :r], cos, sin, pid)
+        refs = [
+            torch.cat((x_r, x[..., r:]), dim=-1) for x_r, x in zip(rots, (q, k, v), strict=True)
+        ]
+        out.append((c, f"projection_dim={proj}", (q, k, v), refs, pid))
+    return out
+
+
+def rotary_dit(mod: Any, cfg: Any) -> list[tuple[Any, ...]]:
+    """Qwen2.5-Omni's DiT, read from DiTAttention.forward: its own rotary embedding at per-batch
+    offset ids, then ``apply_rotary_pos_emb(deinterleave_head_dim(query[:, :1]), ...)``
+    written back into the first head of (batch, heads, seq, head_dim) q and k; the other heads
+    untouched. ``cfg`` is a qwen2_5_omni_dit config or a token2wav composite (its dit_config)."""
+    dit = getattr(cfg, "dit_config", cfg)
+    q, k, _ = (x.transpose(1, 2) for x in _qkv(dit.head_dim))
+    pid = torch.stack([torch.arange(SEQ), torch.arange(SEQ) + 5])
+    with torch.no_grad():
+        cos, sin = mod.Qwen2_5OmniDiTRotaryEmbedding(config=dit)(q, pid)
+    q_ref, k_ref = q.clone(), k.clone()
+    q_ref[:, :1], k_ref[:, :1] = mod.apply_rotary_pos_emb(
+        mod.deinterleave_head_dim(q[:, :1]), mod.deinterleave_head_dim(k[:, :1]), cos, sin
+    )
+    return [(cfg, "head 0", (q, k), [q_ref, k_ref], pid)]
+
+
+ROTARY_PROBES.update(
+    {
+        "qwen2_5_omni_dit": rotary_dit,
+        "qwen2_5_omni_token2wav": rotary_dit,
+        "wav2vec2-conformer": rotary_hidden,
+        "wav2vec2-bert": rotary_hidden,
+        "clvp": rotary_clvp,
+        "clvp_encoder": rotary_clvp,
+    }
+)

@@ -85,6 +85,25 @@ EXTRA: dict[str, dict[str, Any]] = {
     "falcon": {"alibi": True, "new_decoder_architecture": False, "multi_query": False},
     "gptj": {"rotary_dim": 4},  # partial: heads of 8 features
     "codegen": {"rotary_dim": 4},
+    # the rotary option, with a base other than the default so that the walk checks the key
+    "wav2vec2-conformer": {"position_embeddings_type": "rotary", "rotary_embedding_base": 5000},
+    "wav2vec2-bert": {"position_embeddings_type": "rotary", "rotary_embedding_base": 5000},
+    # four heads, so that the walk sees the three that do not rotate
+    "qwen2_5_omni_dit": {"num_attention_heads": 4, "head_dim": 8, "hidden_size": 32},
+    "qwen2_5_omni_token2wav": {
+        "dit_config": {"num_attention_heads": 4, "head_dim": 8, "hidden_size": 32}
+    },
+    # CLVP's rotated width is at least 32: heads of 64 features
+    "clvp_encoder": {"hidden_size": 128, "projection_dim": 64},
+    "clvp": {
+        "text_config": {
+            "hidden_size": 128,
+            "projection_dim": 64,
+            "num_attention_heads": 2,
+            "num_hidden_layers": 1,
+            "intermediate_size": 16,
+        }
+    },
 }
 # composites whose validators tie another sub-config's width to the small text model's
 COMPOSITE: dict[str, dict[str, Any]] = {
@@ -125,7 +144,9 @@ def scan() -> dict[str, tuple[str, str]]:
     out = {}
     for mt, module in sorted(modeling_modules().items()):
         src = _source(module)
-        if _ROT.search(src) and not hf_walk.rotary_source(module):
+        if mt in hf_walk_extra.ROTARY_PROBES or (
+            _ROT.search(src) and not hf_walk.rotary_source(module)
+        ):
             out[mt] = ("rotary_table", module)
             continue
         for family, pat in (("alibi", _ALIBI), ("t5", _T5), ("sinusoidal", _SIN)):
@@ -665,8 +686,11 @@ def walk_sinusoidal(model_type: str, module: str) -> Outcome | None:
 
 
 def walk_rotary_table(model_type: str, module: str) -> Outcome:
-    """GPT-J, CodeGen, RoFormer: the model's own sinusoidal table and apply function (a probe of
-    hf_walk_extra) against ``describe(config).rotate`` (float32, within 1e-6 * max|x|)."""
+    """GPT-J, CodeGen, RoFormer (and the rotary code the generic call cannot run: wav2vec2's
+    rotated hidden states, CLVP's rotated values): the model's own table and apply function (a
+    probe of hf_walk_extra) against ``describe(config).rotate`` (float32, within
+    1e-6 * max|x|), and what describe says the model rotates (``Scheme.applies_to``) against
+    what the probe's model code turned (q, k; values too; hidden states)."""
     from transformers import CONFIG_MAPPING
 
     probe = hf_walk_extra.ROTARY_PROBES.get(model_type)
@@ -681,11 +705,23 @@ def walk_rotary_table(model_type: str, module: str) -> Outcome:
     except Exception as exc:
         return Outcome(model_type, "unverified", f"model rotary: {exc!r}"[:200], module=module)
     worst, kinds, scheme = 0.0, [], None
-    for c, label, ins, refs, pid in cases:
+    for c, label, ins, refs, pid, *hidden in cases:
         scheme, bad = _describe(model_type, c, "rope")
         if bad is not None:
             bad.module = module
             return bad
+        # what the model's code turned: hidden states (a probe says so), else q, k (and v)
+        applies = hidden[0] if hidden else "qkv" if len(ins) == 3 else "qk"
+        if scheme.applies_to != applies:
+            return _verdict(
+                model_type,
+                scheme,
+                math.inf,
+                f"describe says it rotates {scheme.applies_to!r}, the model's code {applies!r} "
+                f"({label})",
+                module,
+                kinds,
+            )
         for x, ref in zip(ins, refs, strict=True):
             try:
                 got = scheme.rotate(x, pid)
@@ -739,6 +775,9 @@ def walk_all() -> list[Outcome]:
         if not o.layer_kinds and o.convention:
             o.layer_kinds = [o.convention]
         mine = rotary.get(o.model_type)
+        if o.model_type in hf_walk_extra.ROTARY_PROBES:  # the probe's outcome is the type's
+            rotary[o.model_type] = o
+            continue
         if mine is None or mine.status != "verified":
             if mine is None or o.status == "verified":
                 rotary[o.model_type] = o

@@ -164,7 +164,7 @@ def test_describe_reads_two_levels_down_and_refuses_three():
 
 
 def test_hunyuan_vl_xd_rope_is_not_a_rotation_of_pairs():
-    # the walk's reason for hunyuan_vl_text, checked against the model's own rotary code: with
+    # the xdrope convention's first pitfall, checked against the model's own rotary code: with
     # distinct axis ids, the two features of a rotate_half pair get different angles
     require("transformers")
     torch = require("torch")
@@ -183,3 +183,45 @@ def test_hunyuan_vl_xd_rope_is_not_a_rotation_of_pairs():
     text_ids = torch.arange(5)[None, None].expand(4, 1, -1)
     cos, _ = mod.HunYuanVLRotaryEmbedding(cfg)(torch.zeros(1), text_ids)
     assert float((cos[..., :8] - cos[..., 8:]).abs().max()) == 0.0
+
+
+def test_rotary_code_the_generic_call_cannot_run_is_probed(walked):
+    # wav2vec2's rotary option turns the hidden states before W_q and W_k; CLVP turns the values
+    # too; Qwen2.5-Omni's DiT turns its first head only: each probed with the model's own code
+    # (hf_walk_extra), what rotates checked as well
+    for mt, conv in (("wav2vec2-conformer", "hidden_rope"), ("wav2vec2-bert", "hidden_rope"),
+                     ("clvp", "partial_qkv"), ("clvp_encoder", "partial_qkv"),
+                     ("qwen2_5_omni_dit", "one_head"),
+                     ("qwen2_5_omni_token2wav", "one_head")):  # fmt: skip
+        assert (walked[mt].status, walked[mt].convention) == ("verified", conv), walked[mt]
+    assert walked["wav2vec2-bert"].layer_kinds == ["position_embeddings_type=rotary:rope"]
+
+
+@pytest.mark.parametrize("model_type", ["wav2vec2-conformer", "wav2vec2-bert"])
+def test_describe_refuses_the_wav2vec2_default_positions(model_type):
+    # the config classes' default (relative / relative_key) is position code describe does not
+    # cover: refused by name, never described as the rotary option
+    require("transformers")
+    from transformers import CONFIG_MAPPING
+
+    import posenc.hf
+
+    cfg = CONFIG_MAPPING[model_type]()
+    assert cfg.position_embeddings_type != "rotary"
+    with pytest.raises(ValueError, match=r"\['position_embeddings_type'\] must be 'rotary'"):
+        posenc.hf.describe(cfg)
+
+
+def test_m_rope_layouts_beyond_bands_and_turns_are_walked(walked):
+    # NeoMME: (2, batch, seq) ids whose axes alternate pair by pair, both layer types walked;
+    # Ernie 4.5 VL: adjacent pairs, h and w in turn, then t (its own small mrope_section)
+    assert walked["neomme"].status == "verified", walked["neomme"].reason
+    assert walked["neomme"].convention == "mrope_2d"
+    assert set(walked["neomme"].layer_kinds) == {"sliding_attention:mrope", "full_attention:mrope"}
+    for mt in ("ernie4_5_vl_moe_text", "ernie4_5_vl_moe"):
+        assert (walked[mt].status, walked[mt].convention) == ("verified", "mrope_hw_t"), mt
+    # HunYuan-VL: xD-RoPE over four axes; HunYuan: NTK-alpha spelled "dynamic" + alpha (the
+    # walk's small configs use that spelling, so a dynamic-NTK reading would fail)
+    for mt, conv in (("hunyuan_vl_text", "xdrope"), ("hunyuan_vl", "xdrope"),
+                     ("hunyuan_v1_dense", "llama"), ("hunyuan_v1_moe", "llama")):  # fmt: skip
+        assert (walked[mt].status, walked[mt].convention) == ("verified", conv), mt

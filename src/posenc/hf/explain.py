@@ -28,6 +28,11 @@ _TEXT = {
         "ignored": "Keys of rope_parameters not used by any formula: {keys}",
         "verified": "Verified against transformers {version}.",
         "norotate": "Positions: {kind} (no rotation of q and k).",
+        "qkv": "Rotates: queries, keys and values (values rotate too, by the same angles).",
+        "hidden": (
+            "Rotates: the hidden states split into heads, before W_q and W_k (the same rotated "
+            "states feed both projections; values are not rotated)."
+        ),
     },
     "zh": {
         "head": "{model_type}：{title}",
@@ -44,6 +49,11 @@ _TEXT = {
         "ignored": "rope_parameters 中未被任何公式使用的键：{keys}",
         "verified": "已与 transformers {version} 核对。",
         "norotate": "位置：{kind}（不旋转 q 与 k）。",
+        "qkv": "旋转对象：查询、键与值（值向量也按相同角度旋转）。",
+        "hidden": (
+            "旋转对象：分头后的隐藏状态，在 W_q 与 W_k 之前（同一份旋转后的状态送入两个投影；"
+            "值向量不旋转）。"
+        ),
     },
 }
 
@@ -59,6 +69,8 @@ _FIELDS = (
     "window",
     "mrope_section",
     "mrope_interleaved",
+    "rotated_heads",
+    "mrope_layout",
 )
 
 
@@ -95,27 +107,41 @@ def posenc_call(scheme: Scheme, layer: int = 0) -> str:
     if spec.kind not in ("rope", "mrope"):
         return _fixed_call(scheme, spec.kind)
     extra = f", scaling={dict(spec.scaling)!r}" if spec.scaling else ""
-    if spec.kind == "mrope":
+    if spec.kind == "mrope" and len(spec.mrope_section or ()) == 3 and not spec.mrope_layout:
         inter = ", interleaved=True" if spec.mrope_interleaved else ""
         return (
             f"posenc.apply_mrope(q, position_ids, {list(spec.mrope_section or ())}, "
-            f"base={spec.base:g}{inter})"
+            f"base={_num(spec.base)}{inter})"
         )
     if spec.slot == "tail":
         return (
-            f"posenc.apply_mla_rope(q, k_pe, position_ids, base={spec.base:g}, "
+            f"posenc.apply_mla_rope(q, k_pe, position_ids, base={_num(spec.base)}, "
             f"pairing={spec.pairing!r}{extra})"
         )
-    if spec.rope_type == "proportional":
+    if spec.rope_type == "proportional" or spec.rotated_heads is not None or spec.kind == "mrope":
         return f"posenc.hf.describe(config).rotate(q, position_ids, layer={spec.index})"
     rot = "" if spec.rotary_dim == spec.head_dim else f", rotary_dim={spec.rotary_dim}"
     dyn = (
         ", seq_len=int(position_ids.max()) + 1" if spec.rope_type in ("dynamic", "longrope") else ""
     )
+    x, note = _OPERAND.get(getattr(scheme, "applies_to", "qk"), ("q", ""))
     return (
-        f"posenc.apply_rope(q, position_ids, base={spec.base:g}, pairing={spec.pairing!r}"
-        f"{rot}{extra}{dyn})"
+        f"posenc.apply_rope({x}, position_ids, base={_num(spec.base)}, pairing={spec.pairing!r}"
+        f"{rot}{extra}{dyn}){note}"
     )
+
+
+# what posenc.apply_rope turns, by Convention.applies_to: the operand and a comment
+_OPERAND = {
+    "qkv": ("x", "  # x = q, k and v alike"),
+    "hidden": ("h", "  # h = hidden states as (batch, heads, seq, head_dim), before W_q, W_k"),
+}
+
+
+def _num(value: Any) -> str:
+    """``value`` short (``%g``) where that loses nothing, else in full (NTK-alpha bases)."""
+    short = f"{value:g}"
+    return short if float(short) == float(value) else repr(float(value))
 
 
 def _fixed_call(scheme: Scheme, kind: str) -> str:
@@ -153,8 +179,11 @@ def explain(scheme: Scheme, lang: str = "en") -> str:
     lines = [t["head"].format(model_type=scheme.model_type, title=title)]
     if not scheme.known:
         lines.append(t["unknown"].format(version=TRANSFORMERS_VERSION))
+    if scheme.applies_to in ("qkv", "hidden"):
+        lines.append(t[scheme.applies_to])
     lines.append(t["layers"].format(n=scheme.num_layers))
-    for key in ("layer_types", "layers", "layer pattern", "NoPE layers"):
+    for key in ("selected by", "values rotate", "layer_types", "layers", "layer pattern",
+                "NoPE layers"):  # fmt: skip
         if key in scheme.sources:
             lines.append(f"  {key} <- {scheme.sources[key]}")
     if conv.kind not in ("rope", "mrope"):

@@ -128,6 +128,7 @@ def _describe_config(cfg: Config, outer: str | None, depth: int = 0) -> Scheme:
             notes_zh=(row.notes_zh if row else ()) + inner.notes_zh,
             ignored_keys=inner.ignored_keys,
             fixed=inner.fixed,
+            applies_to=inner.applies_to,
         )
     known = row is not None
     if row is None:
@@ -161,6 +162,8 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow, known: bool) -> Sche
     if conv.kind not in ("rope", "mrope"):
         return read_fixed(cfg, model_type, row, conv, known)
     sources: dict[str, str] = {}
+    if row.selector is not None:
+        _select(cfg, model_type, row.selector, sources)
     n = cfg.int("num_hidden_layers")
     types = layer_types(cfg, row, n, sources)
     max_pos = cfg.int("max_position_embeddings")
@@ -171,6 +174,10 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow, known: bool) -> Sche
         pairing = "deinterleave" if conv.slot == "tail" else "interleaved"
         sources["pairing"] = cfg.name(row.pairing_key)
     nope = nope_layers(cfg, row, types, sources)
+    applies_to = conv.applies_to
+    if row.value_key is not None and cfg.get(row.value_key):  # RoFormer's rotary_value
+        applies_to = "qkv"
+        sources["values rotate"] = cfg.name(row.value_key)
     ignored: set[str] = set()
     rows: list[LayerScheme] = []
     per_type: dict[tuple[str, int], LayerScheme] = {}
@@ -195,6 +202,8 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow, known: bool) -> Sche
                 rot_default,
                 pairing,
                 conv.slot,
+                conv.axes,
+                conv.layout,
                 max_pos,
                 sources,
                 ignored,
@@ -212,4 +221,23 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow, known: bool) -> Sche
         row.notes_en,
         row.notes_zh,
         tuple(sorted(ignored)),
+        applies_to=applies_to,
     )
+
+
+_ABSENT = object()
+
+
+def _select(
+    cfg: Config, model_type: str, selector: tuple[str, str], sources: dict[str, str]
+) -> None:
+    """Refuse a config whose ``selector`` key picks position code the row does not describe."""
+    key, want = selector
+    raw = cfg.config.get(key, _ABSENT) if cfg.is_dict else getattr(cfg.config, key, _ABSENT)
+    got = None if raw is None else cfg.get(key)
+    if got != want:
+        raise ValueError(
+            f"{cfg.name(key)} must be {want!r} for posenc.hf to describe a {model_type} model, "
+            f"got {got!r}: that setting selects position code posenc.hf does not describe"
+        )
+    sources["selected by"] = f"{cfg.name(key)} = {want!r}"

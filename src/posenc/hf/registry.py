@@ -25,6 +25,8 @@ TRANSFORMERS_VERSION = "5.23.0"
 
 # the kinds that rotate queries and keys (Scheme.rotate); the others use Scheme.function
 ROTARY_KINDS = ("rope", "mrope")
+# what a rotary convention turns (Convention.applies_to)
+APPLIES_TO = ("qk", "qkv", "hidden")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,23 @@ class Convention:
         A short name in each language.
     pitfalls_en, pitfalls_zh : tuple of str
         What a port of such a model must get right, one sentence each.
+    applies_to : str
+        Rotary only: what the rotation turns. ``"qk"`` (queries and keys, after their
+        projections: nearly every model), ``"qkv"`` (values too, by the same angles: CLVP) or
+        ``"hidden"`` (the hidden states split into heads, before the q and k projections; the
+        values take the unrotated states: wav2vec2-conformer's rotary option).
+    axes : int
+        M-RoPE only: how many position-id axes. 3 (t, h, w: ``mrope_section`` splits the pairs)
+        or 2 (row, column taking turns pair by pair, as NeoMME does: pair ``j`` turns by axis
+        ``j % 2``).
+    layout : str
+        M-RoPE only, beyond ``mrope_interleaved``: ``"hw_then_t"`` (Ernie 4.5 VL) gives the
+        first ``mrope_section[0] + mrope_section[1]`` pairs to the h and w ids in turn (even
+        pairs h, odd pairs w) and the last ``mrope_section[2]`` pairs to t; ``"xd"``
+        (HunYuan-VL's xD-RoPE) cuts the features of ``cat(freqs, freqs)`` into chunks of
+        ``2 * mrope_section[i]`` and gives chunk ``i`` the angles of axis ``i``, so the two
+        features of a ``rotate_half`` pair can turn by angles of two different axes (any number
+        of axes); ``""`` otherwise.
     """
 
     name: str
@@ -65,6 +84,9 @@ class Convention:
     title_zh: str = ""
     pitfalls_en: tuple[str, ...] = ()
     pitfalls_zh: tuple[str, ...] = ()
+    applies_to: str = "qk"
+    axes: int = 3
+    layout: str = ""
 
 
 @dataclass(frozen=True)
@@ -133,9 +155,37 @@ class ModelRow:
         buckets the differences of box coordinates (LayoutLMv2/v3), reported as
         ``bbox_num_buckets`` and ``bbox_max_distance`` when the boolean ``flag`` is true.
     requires : str or None
-        A boolean config key (default true) without which the model has no bias of this
-        row's kind; a config that sets it false is refused (LayoutLM's
-        ``has_relative_attention_bias``).
+        A boolean config key (default true) without which the model has no positions of this
+        row's kind: a bucketed-bias row refuses a config that sets it false (LayoutLM's
+        ``has_relative_attention_bias``); a rotary row then has only NoPE layers (CLVP's
+        ``use_rotary_embedding``).
+    selector : tuple of (str, str) or None
+        ``(key, value)``: the row describes the model only when ``config[key] == value``; any
+        other value (the config class's default included, see ``defaults``) selects position
+        code posenc.hf does not describe, and is refused with the key named
+        (wav2vec2-conformer's ``position_embeddings_type``: ``"rotary"``, default
+        ``"relative"``).
+    dim_rule : tuple of (str, int) or None
+        ``(key, floor)``: the rotated width is ``max(config[key] // (2 * num_attention_heads),
+        floor)``, as the model's rotary class computes it (CLVP: ``projection_dim``, 32).
+    rotated_heads : int or None
+        Only the first ``rotated_heads`` attention heads of q and k rotate; the others carry no
+        positions (Qwen2.5-Omni's DiT: 1). None: every head.
+    ntk_alpha : bool
+        ``rope_type`` ``"dynamic"`` with an ``alpha`` key is NTK-alpha (HunYuan): a static base
+        ``rope_theta * alpha ** (d / (d - 2))``, ``d`` the head dim, not dynamic NTK scaling.
+    section_alias : str or None
+        Another spelling of ``mrope_section`` in ``rope_parameters`` that the config class
+        converts (HunYuan-VL's legacy ``xdrope_section``).
+    rope_type_aliases : tuple of (str, str)
+        Rope types the config class renames: ``(spelled, read as)`` (HunYuan-VL reads
+        ``"xdrope"`` as ``"dynamic"``).
+    value_key : str or None
+        A boolean config key that makes the model rotate the values too (``applies_to``
+        ``"qkv"``): RoFormer's ``rotary_value``.
+    base_key : str or None
+        The config key holding the RoPE base when the config has no ``rope_theta`` or
+        ``rope_parameters`` (wav2vec2-conformer: ``rotary_embedding_base``).
     nope_interval : int or None
         With ``nope="no_rope_layers"`` and that key empty or missing: every
         ``no_rope_layer_interval``-th layer (default this) is NoPE (Llama 4's config code).
@@ -169,6 +219,14 @@ class ModelRow:
     )
     bbox_keys: tuple[str, str, str] | None = None
     requires: str | None = None
+    selector: tuple[str, str] | None = None
+    dim_rule: tuple[str, int] | None = None
+    base_key: str | None = None
+    value_key: str | None = None
+    rotated_heads: int | None = None
+    ntk_alpha: bool = False
+    section_alias: str | None = None
+    rope_type_aliases: tuple[tuple[str, str], ...] = ()
     notes_en: tuple[str, ...] = field(default=())
     notes_zh: tuple[str, ...] = field(default=())
 
@@ -351,6 +409,160 @@ _CONVENTIONS = {
         pitfalls_zh=(
             "布局各不相同：fairseq 及其移植版先放全部正弦、再放全部余弦，位置从 padding_idx + 1 "
             "开始；Marian 也是先正弦后余弦，但从位置 0 开始；Whisper 的频率阶梯除以 channels/2 - 1。",
+        ),
+    ),
+    "hidden_rope": Convention(
+        "hidden_rope",
+        "rope",
+        pairing="half",
+        page="rope",
+        applies_to="hidden",
+        title_en="RoPE on the hidden states, before the q/k projections (wav2vec2-conformer)",
+        title_zh="在 q/k 投影之前旋转隐藏状态的 RoPE（wav2vec2-conformer）",
+        pitfalls_en=(
+            "The rotation applies to the hidden states before W_q and W_k: they are split into "
+            "heads of hidden_size / num_attention_heads features, rotated, and the same rotated "
+            "states feed linear_q and linear_k; the values take the unrotated hidden states.",
+            "Because the projections come after the rotation, q·k is not a function of the "
+            "offset alone: a port that rotates q and k after their projections computes "
+            "another model.",
+            "Positions are always 0 .. seq-1 (no position ids) and the base is "
+            "rotary_embedding_base, not rope_theta.",
+            _HALF_EN,
+        ),
+        pitfalls_zh=(
+            "旋转作用于 W_q、W_k 之前的隐藏状态：先按每头 hidden_size / num_attention_heads "
+            "个特征分头并旋转，同一份旋转后的状态再送入 linear_q 与 linear_k；"
+            "值向量取未旋转的隐藏状态。",
+            "由于投影在旋转之后，q·k 不只依赖位置偏移：在投影之后才旋转 q、k 的移植"
+            "算的是另一个模型。",
+            "位置总是 0 .. seq-1（不接受位置 id），底数取 rotary_embedding_base 而非 rope_theta。",
+            _HALF_ZH,
+        ),
+    ),
+    "partial_qkv": Convention(
+        "partial_qkv",
+        "rope",
+        pairing="half",
+        page="rope",
+        applies_to="qkv",
+        title_en="Partial RoPE on queries, keys and values (CLVP)",
+        title_zh="查询、键与值都做部分 RoPE（CLVP）",
+        pitfalls_en=(
+            "Values rotate too: the first rotary_dim features of q, k and v turn by the same "
+            "angles, so the attention output carries positions; a port that rotates only q and "
+            "k gives other outputs (apply Scheme.rotate to v as well).",
+            "Only the first rotary_dim features rotate, with frequencies of width rotary_dim; "
+            "the rest pass through.",
+            _HALF_EN,
+        ),
+        pitfalls_zh=(
+            "值向量也要旋转：q、k、v 的前 rotary_dim 个特征按相同角度旋转，注意力输出因而带有"
+            "位置信息；只旋转 q、k 的移植会得到不同的输出（对 v 也调用 Scheme.rotate）。",
+            "只旋转前 rotary_dim 个特征，频率按 rotary_dim 的宽度计算，其余特征原样通过。",
+            _HALF_ZH,
+        ),
+    ),
+    "mrope_2d": Convention(
+        "mrope_2d",
+        "mrope",
+        pairing="half",
+        page="mrope",
+        axes=2,
+        title_en="2-axis M-RoPE: row and column ids take turns pair by pair (NeoMME)",
+        title_zh="二轴 M-RoPE：行、列位置 id 逐对轮换（NeoMME）",
+        pitfalls_en=(
+            "position_ids are (2, batch, seq): (row, column) for document-image patches, the "
+            "token index on both axes for text; pair j turns by the row id when j is even and by "
+            "the column id when j is odd, not in three bands or three axes.",
+            "Each layer type has its own base and partial_rotary_factor (rope_parameters keyed "
+            "by layer type), so the pairs that alternate are those of that layer's rotary_dim.",
+            _HALF_EN,
+        ),
+        pitfalls_zh=(
+            "position_ids 形状为 (2, batch, seq)：文档图像的图块取（行，列），文本词元两轴都取"
+            "词元下标；第 j 个频率对在 j 为偶数时按行 id 旋转、为奇数时按列 id 旋转，"
+            "既不是三段频段，也不是三个轴。",
+            "每种层类型有自己的底数与 partial_rotary_factor（rope_parameters 按层类型给出），"
+            "轮换的是该层 rotary_dim 内的频率对。",
+            _HALF_ZH,
+        ),
+    ),
+    "mrope_hw_t": Convention(
+        "mrope_hw_t",
+        "mrope",
+        pairing="interleaved",
+        page="mrope",
+        layout="hw_then_t",
+        title_en="M-RoPE with h and w taking turns, then t, on adjacent pairs (Ernie 4.5 VL)",
+        title_zh="h、w 逐对轮换、t 在后的 M-RoPE，相邻配对（Ernie 4.5 VL）",
+        pitfalls_en=(
+            "Pairs are adjacent features (2i, 2i+1) (rotate_half_text), and pair i keeps its "
+            "own frequency base**(-2i/d); of the first mrope_section[0] + mrope_section[1] "
+            "pairs the even ones turn by the h id (axis 1) and the odd ones by the w id (axis "
+            "2); the last mrope_section[2] pairs turn by the t id (axis 0).",
+            "The code gets there by pre-rotating inv_freq (evens, then odds) and interleaving "
+            "the h and w halves back in recomposition_frequencies: a port that copies only one "
+            "of the two steps scrambles the frequencies. mrope_section[0] must equal "
+            "mrope_section[1].",
+        ),
+        pitfalls_zh=(
+            "配对的是相邻特征 (2i, 2i+1)（rotate_half_text），第 i 个频率对保持自己的频率 "
+            "base**(-2i/d)；前 mrope_section[0] + mrope_section[1] 个频率对中，偶数对按 h id"
+            "（轴 1）旋转，奇数对按 w id（轴 2）旋转；最后 mrope_section[2] 个频率对按 t id（轴 0）"
+            "旋转。",
+            "代码先把 inv_freq 预先重排（偶数位在前、奇数位在后），再在 "
+            "recomposition_frequencies 中把 h、w 两半交错还原：只照搬其中一步的移植会打乱频率。"
+            "mrope_section[0] 必须等于 mrope_section[1]。",
+        ),
+    ),
+    "xdrope": Convention(
+        "xdrope",
+        "mrope",
+        pairing="half",
+        page="mrope",
+        layout="xd",
+        title_en="xD-RoPE: feature chunks take the angles of one axis each (HunYuan-VL)",
+        title_zh="xD-RoPE：每段特征取一个轴的角度（HunYuan-VL）",
+        pitfalls_en=(
+            "cos and sin of width head_dim (cat(freqs, freqs)) are cut into chunks of "
+            "2 * mrope_section[i] features, chunk i taking the angles of position-id axis i: "
+            "the two features of a rotate_half pair (j, j + d/2) can turn by angles of two "
+            "different axes, so it is not a rotation of pairs (it changes norms) except on text, "
+            "where all axes agree.",
+            "position_ids are (len(mrope_section), batch, seq): 4 axes (position, width, "
+            "height, image index) or 3 (width, height, image index).",
+            _HALF_EN,
+        ),
+        pitfalls_zh=(
+            "宽为 head_dim 的 cos、sin（cat(freqs, freqs)）被切成长 2 * mrope_section[i] 的若干段，"
+            "第 i 段取位置 id 第 i 个轴的角度：rotate_half 的一对特征 (j, j + d/2) 可能按两个不同轴"
+            "的角度转动，因此它不是对频率对的旋转（会改变范数），只有在各轴相同的文本上才是。",
+            "position_ids 形状为 (len(mrope_section), batch, seq)：4 个轴（位置、宽、高、图像序号）"
+            "或 3 个轴（宽、高、图像序号）。",
+            _HALF_ZH,
+        ),
+    ),
+    "one_head": Convention(
+        "one_head",
+        "rope",
+        pairing="deinterleave",
+        page="rope",
+        title_en="RoPE on the first attention head only, interleaved pairs (Qwen2.5-Omni DiT)",
+        title_zh="只旋转第一个注意力头，交错配对（Qwen2.5-Omni DiT）",
+        pitfalls_en=(
+            "Only the first attention head of q and k rotates (query[:, :1], key[:, :1]); the "
+            "other heads carry no positions: a port that rotates every head computes another "
+            "model.",
+            "That head's pairs are interleaved (2i, 2i+1): the code reorders its features "
+            "evens-then-odds and rotates them with rotate_half, and the output stays in that "
+            "order (q and k alike, so scores equal interleaved RoPE).",
+        ),
+        pitfalls_zh=(
+            "只有 q、k 的第一个注意力头旋转（query[:, :1]、key[:, :1]）；其余的头不带位置信息："
+            "对每个头都旋转的移植算的是另一个模型。",
+            "这个头按交错方式 (2i, 2i+1) 配对：代码先把特征按偶数位在前、奇数位在后重排，"
+            "再做 rotate_half，输出保持重排后的顺序（q、k 相同，得分与交错 RoPE 一致）。",
         ),
     ),
 }
@@ -676,6 +888,7 @@ for _mt in ("gptj", "codegen"):
     _MODELS[_mt] = _M("interleaved", dim_key="rotary_dim")
 _MODELS["roformer"] = _M(
     "interleaved",
+    value_key="rotary_value",
     notes_en=(
         "No rotary module: a Marian-style [sin | cos] table of width head_dim feeds "
         "apply_rotary_position_embeddings, which pairs (2i, 2i+1) with base 10000.",
@@ -686,6 +899,151 @@ _MODELS["roformer"] = _M(
         "没有旋转模块：一张宽为 head_dim 的 Marian 式 [sin | cos] 正弦表交给 "
         "apply_rotary_position_embeddings，按 (2i, 2i+1) 配对，底数 10000。",
         "rotary_value 为真时连值向量也旋转，角度与键相同；对 v 调用 Scheme.rotate 即可复现。",
+    ),
+)
+# speech encoders whose rotary option turns the hidden states before the q/k projections
+for _mt, _default, _other_en, _other_zh in (
+    (
+        "wav2vec2-conformer",
+        "relative",
+        "'relative' (Transformer-XL relative sinusoids with pos_bias_u/v, the default) and None",
+        "'relative'（Transformer-XL 式相对正弦编码加 pos_bias_u/v，默认值）与 None",
+    ),
+    (
+        "wav2vec2-bert",
+        "relative_key",
+        "'relative_key' (a learned embedding of key - query clipped to "
+        "[-left_max_position_embeddings, right_max_position_embeddings], the default), "
+        "'relative' and None",
+        "'relative_key'（对 key - query 截断到 [-left_max_position_embeddings, "
+        "right_max_position_embeddings] 后查学习得到的嵌入表，默认值）、'relative' 与 None",
+    ),
+):
+    _MODELS[_mt] = _M(
+        "hidden_rope",
+        selector=("position_embeddings_type", "rotary"),
+        base_key="rotary_embedding_base",
+        defaults=(("position_embeddings_type", _default),),
+        notes_en=(
+            "posenc.hf describes position_embeddings_type='rotary' only; describe refuses "
+            f"{_other_en}.",
+        )
+        + (
+            (
+                "The encoder builds a convolutional position embedding (pos_conv_embed) that its "
+                "forward never calls (transformers 5.23).",
+            )
+            if _mt == "wav2vec2-conformer"
+            else ("Its adapter layers' attention takes no positions.",)
+        ),
+        notes_zh=(
+            "posenc.hf 只描述 position_embeddings_type='rotary'；"
+            f"{_other_zh}都会被 describe 拒绝。",
+        )
+        + (
+            (
+                "编码器构建了卷积位置嵌入（pos_conv_embed），但其 forward 从不调用它"
+                "（transformers 5.23）。",
+            )
+            if _mt == "wav2vec2-conformer"
+            else ("其适配器（adapter）层的注意力不使用位置。",)
+        ),
+    )
+_CLVP_EN = (
+    "rotary_dim = max(projection_dim // (2 * num_attention_heads), 32) with base 10000, both "
+    "fixed by ClvpRotaryPositionalEmbedding (no rope_theta key).",
+    "cos and sin are a table as long as the input, indexed by position_ids: ids must stay "
+    "below the sequence length.",
+)
+_CLVP_ZH = (
+    "rotary_dim = max(projection_dim // (2 * num_attention_heads), 32)，底数 10000，"
+    "均由 ClvpRotaryPositionalEmbedding 写死（没有 rope_theta 键）。",
+    "cos、sin 是一张与输入等长的表，按 position_ids 取行：位置 id 须小于序列长度。",
+)
+_MODELS["clvp_encoder"] = _M(
+    "partial_qkv",
+    requires="use_rotary_embedding",
+    dim_rule=("projection_dim", 32),
+    defaults=(("projection_dim", 768),),
+    notes_en=_CLVP_EN,
+    notes_zh=_CLVP_ZH,
+)
+_MODELS["clvp"] = _M(
+    "partial_qkv",
+    sub_config="text_config",
+    notes_en=(
+        "describe reads the text encoder (text_config); the speech encoder rotates the same "
+        "way with its own config (describe(config['speech_config'])), and the decoder "
+        "(decoder_config) adds learned absolute positions.",
+    ),
+    notes_zh=(
+        "describe 读取文本编码器（text_config）；语音编码器以自己的配置按同样方式旋转"
+        "（describe(config['speech_config'])），解码器（decoder_config）加的是学习得到的绝对位置。",
+    ),
+)
+_NTK_ALPHA_EN = (
+    "Its checkpoints spell NTK-alpha as rope_type 'dynamic' with an 'alpha' key: the code then "
+    "uses the static base rope_theta * alpha ** (d / (d - 2)) (d the head dim) and no dynamic "
+    "scaling; describe reads it so.",
+)
+_NTK_ALPHA_ZH = (
+    "它的权重把 NTK-alpha 写成 rope_type 'dynamic' 加 'alpha' 键：代码据此使用固定底数 "
+    "rope_theta * alpha ** (d / (d - 2))（d 为头维度），并不做动态缩放；describe 按此读取。",
+)
+for _mt in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
+    _MODELS[_mt] = _M("llama", ntk_alpha=True, notes_en=_NTK_ALPHA_EN, notes_zh=_NTK_ALPHA_ZH)
+_MODELS["hunyuan_vl_text"] = _M(
+    "xdrope",
+    ntk_alpha=True,
+    section_alias="xdrope_section",
+    rope_type_aliases=(("xdrope", "dynamic"),),
+    notes_en=_NTK_ALPHA_EN
+    + (
+        "Its config class reads the legacy spellings rope_type 'xdrope' as 'dynamic' and "
+        "xdrope_section as mrope_section; describe does too.",
+    ),
+    notes_zh=_NTK_ALPHA_ZH
+    + (
+        "其配置类把旧写法 rope_type 'xdrope' 读作 'dynamic'，把 xdrope_section 读作 "
+        "mrope_section；describe 同样如此。",
+    ),
+)
+_MODELS["hunyuan_vl"] = _M("xdrope", sub_config="text_config")
+_MODELS["ernie4_5_vl_moe_text"] = _M("mrope_hw_t", mrope_default=(22, 22, 20))
+_MODELS["ernie4_5_vl_moe"] = _M("mrope_hw_t", sub_config="text_config")
+_MODELS["neomme"] = _M(
+    "mrope_2d",
+    notes_en=(
+        "Its sliding window is a half-width: a sliding layer attends to keys with "
+        "abs(i - j) <= sliding_window, both sides (an encoder).",
+    ),
+    notes_zh=(
+        "它的滑动窗口是半宽：滑动层关注 abs(i - j) <= sliding_window 的键，两侧都算（编码器）。",
+    ),
+)
+_MODELS["qwen2_5_omni_dit"] = _M(
+    "one_head",
+    rotated_heads=1,
+    notes_en=(
+        "The code says the single rotated head is an accident of training ('will be fixed at "
+        "next release'); the checkpoint depends on it.",
+        "The DiT numbers its mel frames 0 .. seq-1 itself (no position ids).",
+    ),
+    notes_zh=(
+        "代码注释说只旋转一个头是训练过程留下的问题（“will be fixed at next release”）；"
+        "现有权重依赖这一点。",
+        "DiT 自行把梅尔帧编号为 0 .. seq-1（不接受位置 id）。",
+    ),
+)
+_MODELS["qwen2_5_omni_token2wav"] = _M(
+    "one_head",
+    sub_config="dit_config",
+    notes_en=(
+        "Its only attention stack with positions is the DiT (dit_config); the BigVGAN vocoder "
+        "(bigvgan_config) is convolutional.",
+    ),
+    notes_zh=(
+        "其中唯一带位置的注意力栈是 DiT（dit_config）；BigVGAN 声码器（bigvgan_config）是卷积网络。",
     ),
 )
 MODELS: MappingProxyType[str, ModelRow] = MappingProxyType(_MODELS)

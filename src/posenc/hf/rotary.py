@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping
 from typing import Any
@@ -56,6 +57,10 @@ def layer_types(cfg: Config, row: ModelRow, n: int | None, sources: dict[str, st
 
 
 def nope_layers(cfg: Config, row: ModelRow, types: list[str], sources: dict[str, str]) -> set[int]:
+    if row.requires is not None and cfg.get(row.requires, True) is False:
+        # no rotary embedding is built (CLVP's use_rotary_embedding): no layer rotates
+        sources["NoPE layers"] = f"{cfg.name(row.requires)} = False: every layer"
+        return set(range(len(types)))
     if row.nope == "full_attention":
         sources["NoPE layers"] = "full_attention layers (model code)"
         return {i for i, t in enumerate(types) if t == "full_attention"}
@@ -106,6 +111,18 @@ def head_dims(cfg: Config, row: ModelRow, sources: dict[str, str]) -> tuple[int,
         head_dim = hidden // heads
         sources["head_dim"] = f"{cfg.name('hidden_size')} // {cfg.name('num_attention_heads')}"
     rot = None
+    if row.dim_rule is not None:  # CLVP: max(projection_dim // (2 * heads), 32)
+        key, floor = row.dim_rule
+        width, heads = cfg.int(key), cfg.int("num_attention_heads")
+        if width is None or heads is None:
+            raise ValueError(
+                f"{cfg.where} must hold {key!r} and 'num_attention_heads' for a "
+                f"{row.convention} model (its rotated width is max({key} // (2 * heads), {floor}))"
+            )
+        rot = max(width // (2 * heads), floor)
+        sources["rotary_dim"] = (
+            f"max({cfg.name(key)} // (2 * {cfg.name('num_attention_heads')}), {floor}) (model code)"
+        )
     if row.dim_key is not None:
         rot = cfg.int(row.dim_key)
         if rot is not None:
@@ -177,6 +194,8 @@ def rotary_layer(
     rot: int | None,
     pairing: str,
     slot: str,
+    axes: int,
+    layout: str,
     max_pos: int | None,
     sources: dict[str, str],
     ignored: set[str],
@@ -186,6 +205,7 @@ def rotary_layer(
     rope_type = params.get("rope_type") or params.get("type") or "default"
     if rope_type == "mrope":  # transformers 4.x's Qwen2-VL spelling: plain frequencies
         rope_type = "default"
+    rope_type = dict(row.rope_type_aliases).get(rope_type, rope_type)  # HunYuan-VL's "xdrope"
     if rope_type not in _ROPE_TYPES:
         raise ValueError(
             f"{where}['rope_type'] must be one of {list(_ROPE_TYPES)}, got {rope_type!r}"
@@ -193,6 +213,7 @@ def rotary_layer(
     spelled = "rope_type" if "rope_type" in params else "type" if "type" in params else None
     sources[prefix + "rope_type"] = f"{where}['{spelled}']" if spelled else "default"
     theta = params.get("rope_theta")
+    base_key = "rope_theta"
     if theta is not None and row.local_base is not None and where == cfg.name(row.local_base[0]):
         sources[prefix + "base"] = where  # Gemma 3 (4.x keys): the local base is its own key
     elif theta is not None:
@@ -200,10 +221,17 @@ def rotary_layer(
     elif cfg.get("rope_theta") is not None:
         theta = cfg.get("rope_theta")
         sources[prefix + "base"] = cfg.name("rope_theta")
+    elif row.base_key is not None and cfg.get(row.base_key) is not None:
+        theta = cfg.get(row.base_key)
+        sources[prefix + "base"] = cfg.name(row.base_key)
+        base_key = row.base_key
     else:
         theta = row.default_base
         sources[prefix + "base"] = f"default {row.default_base:g}"
-    base = cfg.real("rope_theta", theta)
+    base = cfg.real(base_key, theta)
+    if row.ntk_alpha and rope_type == "dynamic" and params.get("alpha") is not None:
+        base, rope_type = _ntk_alpha(params, base, head_dim, where, prefix, sources), "default"
+        params = {k: v for k, v in params.items() if k not in ("alpha", "factor")}
     partial = params.get("partial_rotary_factor")
     if partial is not None:
         sources["partial_rotary_factor"] = f"{where}['partial_rotary_factor']"
@@ -231,10 +259,28 @@ def rotary_layer(
             f"the rotated width must be even and in (0, head_dim = {head_dim}], got {rot} "
             f"(from {sources.get('rotary_dim') or sources.get('partial_rotary_factor')})"
         )
-    section, interleaved = None, False
-    if kind == "mrope":
+    section: Any = None
+    interleaved = False
+    if kind == "mrope" and axes == 2:  # NeoMME: pair j turns by axis j % 2 (row, column)
+        half = rot // 2
+        section, interleaved = ((half + 1) // 2, half // 2), True
+        sources["mrope_section"] = "model code (pairs alternate row, column)"
+    elif kind == "mrope":
         section = params.get("mrope_section", cfg.get("mrope_section"))
-        if section is None and row.mrope_default is not None:
+        alias = params.get(row.section_alias) if row.section_alias else None
+        if (
+            isinstance(alias, (list, tuple))
+            and isinstance(section, (list, tuple))
+            and list(alias) != list(section)
+        ):
+            raise ValueError(
+                f"{where}['mrope_section'] and {where}['{row.section_alias}'] disagree: "
+                f"{list(section)} against {list(alias)}; keep one of them"
+            )
+        if section is None and alias is not None:
+            section = alias
+            sources["mrope_section"] = f"{where}['{row.section_alias}']"
+        elif section is None and row.mrope_default is not None:
             section = row.mrope_default
             sources["mrope_section"] = f"default {list(section)} (model code)"
         elif section is not None:
@@ -242,12 +288,13 @@ def rotary_layer(
         if section is None:
             raise ValueError(f"{where} must hold 'mrope_section' for an M-RoPE model")
         key = sources["mrope_section"]
+        want = "a list of ints, one per axis" if layout == "xd" else "a list of 3 ints"
         if isinstance(section, (str, bytes, Mapping)) or not isinstance(section, (list, tuple)):
-            raise TypeError(f"{key} must be a list of 3 ints, got {_describe(section)}")
-        if len(section) != 3 or not all(
+            raise TypeError(f"{key} must be {want}, got {_describe(section)}")
+        if (len(section) != 3 and not (layout == "xd" and len(section) >= 1)) or not all(
             isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in section
         ):
-            raise TypeError(f"{key} must be a list of 3 ints, got {list(section)}")
+            raise TypeError(f"{key} must be {want}, got {list(section)}")
         if min(section) < 0:
             raise ValueError(f"{key} must hold non-negative counts, got {list(section)}")
         section = tuple(int(v) for v in section)
@@ -256,6 +303,15 @@ def rotary_layer(
                 f"{where}['mrope_section'] must sum to rotary_dim / 2 = {rot // 2}, got {list(section)}"
             )
         interleaved = bool(params.get("mrope_interleaved") or row.convention == "mrope_interleaved")
+        if layout == "hw_then_t" and section[0] != section[1]:
+            raise ValueError(
+                f"{key} must give h and w the same number of pairs (they take turns), got "
+                f"{list(section)}"
+            )
+    if row.section_alias is not None:  # read above, with mrope_section
+        params.pop(row.section_alias, None)
+    if row.rotated_heads is not None:
+        sources["rotated_heads"] = "model code (its attention rotates the first heads only)"
     scaling = _scaling(cfg, params, rope_type, max_pos, where, ignored)
     if scaling is not None:
         sources[prefix + "scaling"] = where
@@ -275,6 +331,8 @@ def rotary_layer(
         mrope_interleaved=interleaved,
         proportional_angles=proportional,
         angle_sign=row.angle_sign,
+        rotated_heads=row.rotated_heads,
+        mrope_layout=layout or None,
     )
     if rope_type != "proportional":
         _, factor = layer.inv_freq()
@@ -321,3 +379,24 @@ def _scaling(
         if out["factor"] <= 1.0:
             out["attention_factor"] = 1.0
     return out
+
+
+def _ntk_alpha(
+    params: dict[str, Any], base: float, head_dim: int, where: str, prefix: str, sources: dict
+) -> float:
+    """HunYuan's NTK-alpha: the static base ``rope_theta * alpha ** (d / (d - 2))``."""
+    alpha = params["alpha"]
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"{where}['alpha'] must be a number > 0, got {_describe(alpha)}")
+    if not math.isfinite(float(alpha)) or not float(alpha) > 0:
+        raise ValueError(f"{where}['alpha'] must be a number > 0, got {alpha!r}")
+    if head_dim <= 2:
+        raise ValueError(f"NTK-alpha needs a head dim above 2 (d / (d - 2)), got {head_dim}")
+    key = "rope_type" if "rope_type" in params else "type"
+    sources[prefix + "rope_type"] = (
+        f"{where}['{key}'] = {params.get(key)!r} with 'alpha': NTK-alpha, static (model code)"
+    )
+    sources[prefix + "base"] = (
+        f"{sources[prefix + 'base']} * {where}['alpha'] ** (d / (d - 2)), d = {head_dim}"
+    )
+    return float(base) * float(alpha) ** (head_dim / (head_dim - 2))

@@ -62,6 +62,12 @@ class LayerScheme:
         ``"proportional"`` RoPE: how many pairs turn (the rest have frequency 0).
     angle_sign : int
         -1 for a model that rotates by minus the angle.
+    rotated_heads : int or None
+        Only the first ``rotated_heads`` heads rotate (the others pass through); None: all.
+    mrope_layout : str or None
+        M-RoPE: ``"hw_then_t"`` (Ernie 4.5 VL: the first ``mrope_section[0] +
+        mrope_section[1]`` pairs alternate h, w; the rest are t); None: bands or, with
+        ``mrope_interleaved``, Qwen3-VL's turns.
     """
 
     index: int
@@ -80,6 +86,8 @@ class LayerScheme:
     mrope_interleaved: bool = False
     proportional_angles: int | None = None
     angle_sign: int = 1
+    rotated_heads: int | None = None
+    mrope_layout: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as JSON-ready values."""
@@ -141,6 +149,10 @@ class Scheme:
         encoder-decoder ``decoder_bidirectional`` (False), for LayoutLM's box bias
         ``bbox_num_buckets`` and ``bbox_max_distance``;
         ``"sinusoidal"``: ``table``, ``dim`` and the table's own keys); empty for rotary schemes.
+    applies_to : str
+        What the rotation turns (see :class:`Convention`): ``"qk"`` (queries and keys),
+        ``"qkv"`` (values too, by the same angles) or ``"hidden"`` (the hidden states split
+        into heads, before the q and k projections).
     """
 
     model_type: str
@@ -154,6 +166,7 @@ class Scheme:
     notes_zh: tuple[str, ...] = ()
     ignored_keys: tuple[str, ...] = ()
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    applies_to: str = "qk"
 
     @property
     def num_layers(self) -> int:
@@ -186,6 +199,7 @@ class Scheme:
             "notes": list(self.notes),
             "ignored_keys": list(self.ignored_keys),
             "fixed": as_jsonable(dict(self.fixed)),
+            "applies_to": self.applies_to,
         }
 
     def function(self, **overrides: Any) -> Any:
@@ -265,10 +279,15 @@ class Scheme:
         ----------
         x : array or tensor of shape (batch, heads, seq, head_dim)
             Whole query or key heads (NumPy or torch, floating). Features the model does not
-            rotate pass through unchanged, wherever they sit.
+            rotate pass through unchanged, wherever they sit. Where :attr:`applies_to` is
+            ``"qkv"`` the model rotates value heads the same way; where it is ``"hidden"``, ``x``
+            is the hidden states split into heads, ``h.view(batch, seq, heads,
+            head_dim).transpose(1, 2)``, which the model rotates before its q and k
+            projections.
         position_ids : array or tensor
             What the model's rotary embedding receives: ``(batch, seq)`` (or ``(seq,)``), or
-            ``(3, batch, seq)`` for M-RoPE.
+            ``(axes, batch, seq)`` for M-RoPE: 3 (t, h, w), 2 for NeoMME (row, column),
+            ``len(mrope_section)`` for HunYuan-VL.
         layer : int, default 0
             The layer; a NoPE layer returns ``x`` unchanged.
 
@@ -306,7 +325,8 @@ class Scheme:
                 f"x's last axis must be the head dim {spec.head_dim} of this {self.model_type} "
                 f"config, got {arr.shape[-1]}"
             )
-        ids = _check_ids(position_ids, arr, mrope=spec.kind == "mrope")
+        axes = len(spec.mrope_section or ()) if spec.kind == "mrope" else 0
+        ids = _check_ids(position_ids, arr, axes=axes)
         if spec.kind == "nope":
             return x
         seq_len = None
@@ -314,7 +334,9 @@ class Scheme:
             seq_len = int(ids.max()) + 1
         inv_freq, factor = spec.inv_freq(seq_len)
         work = _work_dtype(arr)
-        if spec.kind == "mrope":
+        if spec.mrope_layout == "xd":  # HunYuan-VL: per-feature angles, not per pair
+            cos, sin = _xd_cos_sin(ids, inv_freq, factor, spec, work)
+        elif spec.kind == "mrope":
             cos, sin = _mrope_cos_sin(ids, inv_freq, factor, spec, work)
         else:
             cos, sin = _cos_sin(ids[:, None, :], inv_freq, factor, dtype=work)
@@ -327,13 +349,22 @@ class Scheme:
         if spec.pairing == "deinterleave":
             part = _deinterleave(part)
         pairing = "interleaved" if spec.pairing == "interleaved" else "half"
-        out = _rotate(part, cos, sin, pairing=pairing, rotary_dim=rot)
-        if rot == width:
-            return out
-        pieces = (arr[..., :start], out) if spec.slot == "tail" else (out, arr[..., rot:])
-        if torch_x:
-            return sys.modules["torch"].cat(pieces, dim=-1)
-        return np.concatenate(pieces, axis=-1)
+        if spec.mrope_layout == "xd":
+            out = _rotate_features(part, cos, sin, torch_x)
+        else:
+            out = _rotate(part, cos, sin, pairing=pairing, rotary_dim=rot)
+        if rot != width:
+            pieces = (arr[..., :start], out) if spec.slot == "tail" else (out, arr[..., rot:])
+            out = _cat(pieces, torch_x, axis=-1)
+        if spec.rotated_heads is not None:  # the other heads carry no positions
+            out = _cat((out[:, : spec.rotated_heads], arr[:, spec.rotated_heads :]), torch_x, 1)
+        return out
+
+
+def _cat(pieces: tuple[Any, Any], torch_x: bool, axis: int) -> Any:
+    if torch_x:
+        return sys.modules["torch"].cat(pieces, dim=axis)
+    return np.concatenate(pieces, axis=axis)
 
 
 def _cos_first(num_embeddings: int, dim: int) -> Any:
@@ -349,8 +380,10 @@ def _size(ids: Any) -> int:
     return int(ids.numel()) if is_torch(ids) else int(ids.size)
 
 
-def _check_ids(position_ids: Any, x: Any, *, mrope: bool) -> Any:
-    """``position_ids`` as (batch, seq) (or (3, batch, seq) for M-RoPE) in ``x``'s library."""
+def _check_ids(position_ids: Any, x: Any, *, axes: int) -> Any:
+    """``position_ids`` as (batch, seq) (or (axes, batch, seq) for M-RoPE: ``axes`` > 0) in
+    ``x``'s library."""
+    mrope = axes > 0
     ids, torch_ids = as_positions(position_ids, name="position_ids")
     if torch_ids and not is_torch(x):
         raise TypeError("position_ids is a torch tensor but x is a NumPy array; pass one library")
@@ -363,15 +396,23 @@ def _check_ids(position_ids: Any, x: Any, *, mrope: bool) -> Any:
     batch, seq = x.shape[0], x.shape[2]
     shape = tuple(ids.shape)
     if mrope and len(shape) == 2:  # (batch, seq) text ids: t = h = w
-        ids = ids[None].expand(3, *shape) if is_torch(ids) else np.broadcast_to(ids, (3, *shape))
+        ids = (
+            ids[None].expand(axes, *shape)
+            if is_torch(ids)
+            else np.broadcast_to(ids, (axes, *shape))
+        )
         shape = tuple(ids.shape)
-    want = f"(3, {batch}, {seq}) or ({batch}, {seq})" if mrope else f"({batch}, {seq}) or ({seq},)"
+    want = (
+        f"({axes}, {batch}, {seq}) or ({batch}, {seq})"
+        if mrope
+        else f"({batch}, {seq}) or ({seq},)"
+    )
     if not mrope and len(shape) == 1:
         ids = ids[None]
         shape = tuple(ids.shape)
     ok = len(shape) == (3 if mrope else 2) and shape[-1] == seq and shape[-2] in (1, batch)
     if mrope:
-        ok = ok and shape[0] == 3
+        ok = ok and shape[0] == axes
     if not ok:
         raise ValueError(
             f"position_ids must have shape {want} for x of shape {tuple(x.shape)}, got {shape}"
@@ -383,17 +424,56 @@ def _mrope_cos_sin(ids: Any, inv_freq: Any, factor: float, spec: LayerScheme, wo
     from ..mrope import _pair_axes
 
     half = len(inv_freq)
-    axes = np.asarray(_pair_axes(half, list(spec.mrope_section or ()), spec.mrope_interleaved))
-    parts = [_cos_sin(ids[a][:, None, :], inv_freq, factor, dtype=work) for a in range(3)]
+    section = list(spec.mrope_section or ())
+    n = len(section)
+    if n == 2:  # row and column take turns pair by pair (NeoMME)
+        axes = np.arange(half) % 2
+    elif spec.mrope_layout == "hw_then_t":  # Ernie 4.5 VL: h, w in turn, then t
+        hw = section[0] + section[1]
+        axes = np.where(np.arange(half) < hw, 1 + np.arange(half) % 2, 0)
+    else:
+        axes = np.asarray(_pair_axes(half, section, spec.mrope_interleaved))
+    parts = [_cos_sin(ids[a][:, None, :], inv_freq, factor, dtype=work) for a in range(n)]
     if is_torch(ids):
         torch = sys.modules["torch"]
-        sel = [torch.as_tensor(axes == a, device=ids.device) for a in range(3)]
-        cos = sum(torch.where(sel[a], parts[a][0], 0) for a in range(3))
-        sin = sum(torch.where(sel[a], parts[a][1], 0) for a in range(3))
+        sel = [torch.as_tensor(axes == a, device=ids.device) for a in range(n)]
+        cos = sum(torch.where(sel[a], parts[a][0], 0) for a in range(n))
+        sin = sum(torch.where(sel[a], parts[a][1], 0) for a in range(n))
         return cos, sin
-    cos = sum(np.where(axes == a, parts[a][0], 0) for a in range(3))
-    sin = sum(np.where(axes == a, parts[a][1], 0) for a in range(3))
+    cos = sum(np.where(axes == a, parts[a][0], 0) for a in range(n))
+    sin = sum(np.where(axes == a, parts[a][1], 0) for a in range(n))
     return cos, sin
+
+
+def _xd_cos_sin(ids: Any, inv_freq: Any, factor: float, spec: LayerScheme, work: Any) -> Any:
+    """cos and sin of width rotary_dim, feature by feature: ``cat(freqs, freqs)`` cut into
+    chunks of ``2 * mrope_section[i]`` features, chunk ``i`` at the angles of axis ``i``."""
+    section = list(spec.mrope_section or ())
+    n = len(section)
+    axes = np.repeat(np.arange(n), [2 * s for s in section])
+    parts = [_cos_sin(ids[a][:, None, :], inv_freq, factor, dtype=work) for a in range(n)]
+    if is_torch(ids):
+        torch = sys.modules["torch"]
+        sel = [torch.as_tensor(axes == a, device=ids.device) for a in range(n)]
+        full = [(torch.cat((c, c), -1), torch.cat((s, s), -1)) for c, s in parts]
+        cos = sum(torch.where(sel[a], full[a][0], 0) for a in range(n))
+        sin = sum(torch.where(sel[a], full[a][1], 0) for a in range(n))
+        return cos, sin
+    full_np = [(np.concatenate((c, c), -1), np.concatenate((s, s), -1)) for c, s in parts]
+    cos = sum(np.where(axes == a, full_np[a][0], 0) for a in range(n))
+    sin = sum(np.where(axes == a, full_np[a][1], 0) for a in range(n))
+    return cos, sin
+
+
+def _rotate_features(x: Any, cos: Any, sin: Any, torch_x: bool) -> Any:
+    """``x * cos + rotate_half(x) * sin`` with cos and sin given per feature (width of x)."""
+    half = x.shape[-1] // 2
+    if torch_x:
+        torch = sys.modules["torch"]
+        turned = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        return x * cos.to(x.dtype) + turned * sin.to(x.dtype)
+    turned = np.concatenate((-x[..., half:], x[..., :half]), axis=-1)
+    return (x * cos + turned * sin).astype(x.dtype, copy=False)
 
 
 def _deinterleave(part: Any) -> Any:
