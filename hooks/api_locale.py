@@ -5,7 +5,8 @@ one run; this sets the locale per page from the language folder (docs/zh/... -> 
 labels mkdocstrings translates itself (Parameters, Returns, Raises, Examples, ...) follow the
 page. The numpydoc sections it renders as boxes (See Also, Notes, References, ...) keep the
 docstring's English heading as their title; on a Chinese page those titles are translated here.
-The docstrings themselves stay in English (the zh API page says so).
+The docstrings themselves stay in English (the zh API pages say so). It acts on every page by
+its language folder, so the API overview (api.md) and its sub-pages (api-*.md) are all covered.
 """
 
 from __future__ import annotations

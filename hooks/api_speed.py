@@ -1,11 +1,11 @@
 """MkDocs hook: format each API signature once per build, not once per signature and language.
 
 mkdocstrings-python formats a long signature (``separate_signature``) with Ruff, and Ruff has no
-Python API: every signature starts one ``ruff format`` process, and the API page is rendered once
-per language (hooks/api_locale.py), so a build started ~200 of them. This hook gives
-mkdocstrings-python a formatter that remembers its answers for the whole process: the English
-page formats each signature once and the Chinese page reuses the result. The text Ruff returns is
-the same, so the pages are byte for byte what they were.
+Python API: every signature starts one ``ruff format`` process, and the API pages (api.md,
+api-*.md) are rendered once per language (hooks/api_locale.py), so a build started ~200 of them.
+This hook gives mkdocstrings-python a formatter that remembers its answers for the whole process:
+the English pages format each signature once and the Chinese pages reuse the result. The text
+Ruff returns is the same, so the pages are byte for byte what they were.
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ def pages(lang: str) -> list[str]:
     return sorted(p.relative_to(DOCS / lang).as_posix() for p in (DOCS / lang).rglob("*.md"))
 
 
+def api_pages(lang: str = "en") -> list[str]:
+    """The API reference: its overview (api.md) and its sub-pages (api-*.md)."""
+    return [p for p in pages(lang) if p == "api.md" or p.startswith("api-")]
+
+
 def parse(text: str):
     """Return (headings, code_blocks): headings as (level, anchor or None, title); code blocks
     as (info string, dedented body) in page order. Headings inside code blocks are ignored."""

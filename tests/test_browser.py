@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 
 from ci_rule import require
-from sitecheck import DOCS, ROOT, pages
+from sitecheck import DOCS, ROOT, api_pages, pages
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
@@ -190,7 +190,7 @@ TABLE_BOXES = """
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("name", ["comparison.md", "errata.md", "conventions.md", "api.md"])
+@pytest.mark.parametrize("name", ["comparison.md", "errata.md", "conventions.md", *api_pages()])
 def test_tables_stay_in_the_text_column(page, server, lang, name):
     """At 1280 px a table is no wider than the text column; what does not fit scrolls in the
     table's own box."""
