@@ -116,6 +116,11 @@ def _stop() -> None:
         proc.wait(timeout=10)
 
 
+_TEX_ANNOTATION = re.compile(
+    r'<semantics>|<annotation encoding="application/x-tex">.*?</annotation></semantics>', re.S
+)
+
+
 def typeset(items: list[tuple[str, bool]], where: str = "") -> list[dict[str, str]]:
     """KaTeX HTML (``html``) and readable text (``text``) for each (tex, display) pair."""
     todo = sorted({item for item in items if item not in _cache})
@@ -140,7 +145,11 @@ def typeset(items: list[tuple[str, bool]], where: str = "") -> list[dict[str, st
             _classes.update(
                 c for m in re.finditer(r'class="([^"]*)"', out["html"]) for c in m[1].split()
             )
-            _cache[(tex, display)] = {"html": out["html"], "text": mathml_text(out["html"]) or tex}
+            text = mathml_text(out["html"]) or tex
+            # the TeX source KaTeX keeps in <semantics><annotation> is read by no screen reader
+            # (they read the presentation MathML) and doubles as DOM weight: dropped
+            out["html"] = _TEX_ANNOTATION.sub("", out["html"])
+            _cache[(tex, display)] = {"html": out["html"], "text": text}
     return [_cache[item] for item in items]
 
 
@@ -292,11 +301,22 @@ def _restore(context: Any, page: Any, config: Any, nav: Any) -> Any:
 on_page_context = CombinedEvent(_search_form, _restore)
 
 
+# KaTeX's upright text and italic letters: the fonts every page with math uses first
+PRELOADED = ("KaTeX_Main-Regular", "KaTeX_Math-Italic")
+
+
 def on_post_page(output: str, page: Any, config: Any) -> str:
     if 'class="katex' not in output:
         return output
-    href = "../" * page.url.count("/") + f"{ASSET_DIR}/katex.css"
-    link = f'<link rel="stylesheet" href="{href}">'
+    root = "../" * page.url.count("/") + ASSET_DIR
+    # The two faces of nearly every formula load with the stylesheet, not after it: with
+    # font-display swap, math first drawn in a fallback font and redrawn in KaTeX's moves the
+    # lines below it (Lighthouse measured a layout shift of 0.09-0.12 on /errata/).
+    link = "".join(
+        f'<link rel="preload" href="{root}/fonts/{face}.woff2" as="font" type="font/woff2" '
+        "crossorigin>\n    "
+        for face in PRELOADED
+    ) + f'<link rel="stylesheet" href="{root}/katex.css">'
     anchor = re.search(r'<link rel="stylesheet" href="[^"]*assets/posenc\.css">', output)
     at = anchor.start() if anchor else output.index("</head>")
     return output[:at] + link + "\n    " + output[at:]

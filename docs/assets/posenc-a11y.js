@@ -1,15 +1,12 @@
 /* posenc: accessibility fixes for elements Material's bundle creates at run time.
  *
- * Each code block's copy button sits in a <nav class="md-code__nav">: a page with 20 code blocks
- * had 20 unnamed navigation landmarks (axe: landmark-unique), which a screen reader lists next
- * to the real ones. They are toolbars, not navigation: role="none" keeps the buttons and drops
- * the landmarks. Tables get a focusable scroll box. (Math needs no script: it is typeset at
- * build time.)
+ * A table wider than the text column scrolls in a wrapper Material adds on load: the keyboard
+ * must be able to scroll it too (axe: scrollable-region-focusable), so it gets tabindex="0".
+ * (Code blocks' copy buttons are written at build time, hooks/code_blocks.py, in a plain <span>
+ * rather than the <nav> landmark Material used; math is typeset at build time.)
  */
 (() => {
   const fix = (root) => {
-    for (const nav of root.querySelectorAll("nav.md-code__nav:not([role])"))
-      nav.setAttribute("role", "none")
     // a table wider than the column scrolls in Material's wrapper: let the keyboard scroll it
     // (axe: scrollable-region-focusable)
     for (const wrap of root.querySelectorAll(

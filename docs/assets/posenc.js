@@ -17,4 +17,38 @@
   else
     carryAnchor()
   addEventListener("hashchange", carryAnchor)
-})()
+})();
+
+/* The light/dark toggle (overrides/partials/palette.html says why it is not Material's
+ * component). Choosing a scheme sets it on <body>, shows the other toggle and stores the choice
+ * where Material's inline script reads it on the next page. Enter on the focused toggle moves on,
+ * as in Material.
+ */
+(() => {
+  const form = document.querySelector("form[data-posenc-palette]")
+  if (!form) return
+  const inputs = [...form.querySelectorAll("input[name=__palette]")]
+  const apply = (input) => {
+    const index = inputs.indexOf(input)
+    const color = {}
+    for (const key of ["media", "scheme", "primary", "accent"])
+      color[key] = input.getAttribute(`data-md-color-${key}`)
+    document.body.setAttribute("data-md-color-switching", "")
+    for (const [key, value] of Object.entries(color))
+      document.body.setAttribute(`data-md-color-${key}`, value)
+    inputs.forEach((other, i) => {
+      const label = other.nextElementSibling
+      if (label instanceof HTMLElement) label.hidden = i !== index
+    })
+    __md_set("__palette", { index, color })
+    requestAnimationFrame(() => document.body.removeAttribute("data-md-color-switching"))
+  }
+  for (const input of inputs) input.addEventListener("change", () => apply(input))
+  form.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return
+    const current = inputs.findIndex((input) => input.checked)
+    const next = inputs[(current + 1) % inputs.length]
+    next.click()
+    next.focus()
+  })
+})();

@@ -1,0 +1,117 @@
+"""MkDocs hook: the browser lays out only the blocks a reader can see (``content-visibility``).
+
+A math page is 6,000-11,000 elements, and a phone lays out and styles all of them before the
+reader can scroll (Lighthouse: most of the main-thread time on /errata/, /rope/, /sinusoidal/).
+Each top-level block of the article after the first screenful gets ``data-lazy`` (posenc.css:
+``content-visibility: auto``): the browser skips its style, layout and paint until it nears the
+viewport. Its text stays in the page: find-in-page, links to anchors inside it, selection, tab
+order and screen readers reach it as before.
+
+A skipped block takes the size ``contain-intrinsic-size`` gives it, estimated here from its
+content for a phone-wide column and rounded up (text lines, code lines, display math, figures,
+table rows): too small a box would let the block's real text, which accessibility tools still
+measure, fall over the blocks and footer below it (Lighthouse's contrast check then compares it
+with the wrong background). Once drawn, the browser keeps the block's real size (``auto``).
+Headings are never skipped, so the table of contents and the header's title follow the page.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from typing import Any
+
+# blocks drawn at once: the first two screenfuls of a phone by the estimates below (a phone
+# shows about 820 px), and at least the title and the first paragraphs
+EAGER_PX = 1600
+EAGER_MIN = 3
+# a phone's text column (px), and what one line takes
+COLUMN = 360
+LINE = 27
+# an overestimate is harmless (the block is measured when drawn); an underestimate is not
+MARGIN = 1.5
+
+_TAG = re.compile(r"<(/?)([a-zA-Z][\w-]*)\b[^>]*?(/?)>")
+_VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+_HEADING = re.compile(r"h[1-6]")
+_SVG_BOX = re.compile(r'<svg[^>]*viewBox="[\d.]+ [\d.]+ ([\d.]+) ([\d.]+)"')
+
+
+def _top_level(article: str) -> list[tuple[int, int, str]]:
+    """(start, end, tag) of each element directly inside the article's content."""
+    blocks = []
+    depth, start, name = 0, 0, ""
+    skip_until = None  # inside <svg>, <math>, <pre>, <script>: tags there do not nest blocks
+    for m in _TAG.finditer(article):
+        closing, tag, selfclosing = m[1] == "/", m[2].lower(), m[3] == "/"
+        if skip_until is not None:
+            if closing and tag == skip_until:
+                skip_until = None
+                depth -= 1
+                if depth == 0:
+                    blocks.append((start, m.end(), name))
+            continue
+        if closing:
+            depth -= 1
+            if depth == 0:
+                blocks.append((start, m.end(), name))
+            continue
+        if tag in _VOID or selfclosing:
+            if depth == 0:
+                blocks.append((m.start(), m.end(), tag))
+            continue
+        if depth == 0:
+            start, name = m.start(), tag
+        depth += 1
+        if tag in ("svg", "math", "pre", "script", "style"):
+            skip_until = tag
+    return blocks
+
+
+def estimate(block: str) -> int:
+    """A generous height (px) of a block on a phone."""
+    height = 0.0
+    for svg in _SVG_BOX.finditer(block):  # figures keep at least 32rem of width and scroll
+        width, tall = float(svg[1]), float(svg[2])
+        height += max(COLUMN, 512) * tall / width + 40
+    for pre in re.findall(r"<pre\b.*?</pre>", block, re.S):
+        height += (pre.count("\n") + 1) * 22 + 40
+    rows = block.count("<tr")
+    height += rows * 2 * LINE
+    height += block.count('<div class="arithmatex"') * 90 + block.count("<mtr") * 45
+    prose = re.sub(r"<(pre|svg|style|script)\b.*?</\1>", "", block, flags=re.S)
+    prose = re.sub(r'<span class="katex-html".*?(?=</span></span>)', "", prose, flags=re.S)
+    text = html.unescape(re.sub(r"<[^>]+>", "", prose))
+    width = sum(16 if ord(c) > 0x2E80 else 8 for c in text if not c.isspace()) + 4 * len(text)
+    paragraphs = len(re.findall(r"<(p|li|dt|dd|summary|h\d)\b", block)) + 1
+    height += (math.ceil(width / COLUMN) + paragraphs) * LINE + paragraphs * 16
+    return int(MARGIN * height) + 48
+
+
+def mark(article: str) -> str:
+    """Give each top-level block below the first screenfuls its ``data-lazy`` size."""
+    blocks = _top_level(article)
+    pieces, last, above = [], 0, 0
+    for index, (start, end, tag) in enumerate(blocks):
+        size = estimate(article[start:end])
+        if index < EAGER_MIN or above < EAGER_PX:
+            above += size
+            continue
+        opening = article[start : article.index(">", start)]
+        if _HEADING.fullmatch(tag) or tag in _VOID or " style=" in opening:
+            continue
+        at = start + 1 + len(tag)
+        pieces += [article[last:at], f' data-lazy style="contain-intrinsic-size:auto {size}px"']
+        last = at
+    pieces.append(article[last:])
+    return "".join(pieces)
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    start = output.find('<article class="md-content__inner')
+    if start < 0:
+        return output
+    inner = output.index(">", start) + 1
+    end = output.index("</article>", inner)
+    return output[:inner] + mark(output[inner:end]) + output[end:]
