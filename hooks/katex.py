@@ -312,11 +312,14 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
     # The two faces of nearly every formula load with the stylesheet, not after it: with
     # font-display swap, math first drawn in a fallback font and redrawn in KaTeX's moves the
     # lines below it (Lighthouse measured a layout shift of 0.09-0.12 on /errata/).
-    link = "".join(
-        f'<link rel="preload" href="{root}/fonts/{face}.woff2" as="font" type="font/woff2" '
-        "crossorigin>\n    "
-        for face in PRELOADED
-    ) + f'<link rel="stylesheet" href="{root}/katex.css">'
+    link = (
+        "".join(
+            f'<link rel="preload" href="{root}/fonts/{face}.woff2" as="font" type="font/woff2" '
+            "crossorigin>\n    "
+            for face in PRELOADED
+        )
+        + f'<link rel="stylesheet" href="{root}/katex.css">'
+    )
     anchor = re.search(r'<link rel="stylesheet" href="[^"]*assets/posenc\.css">', output)
     at = anchor.start() if anchor else output.index("</head>")
     return output[:at] + link + "\n    " + output[at:]
