@@ -54,7 +54,11 @@ def copy_buttons(html: str, lang: str) -> str:
 
 def drop_plain_spans(html: str) -> str:
     """Unwrap Pygments' ``n``, ``w``, ``p`` and ``o`` spans inside code (text kept)."""
-    return _CODE.sub(lambda code: _PLAIN_TOKEN.sub(r"\1", code[0]), html)
+    return _CODE.sub(lambda code: _PLAIN_TOKEN.sub(_text, code[0]), html)
+
+
+def _text(span: re.Match[str]) -> str:
+    return span[1]
 
 
 def on_post_page(output: str, page: Any, config: Any) -> str:

@@ -32,40 +32,43 @@ LINE = 27
 # an overestimate is harmless (the block is measured when drawn); an underestimate is not
 MARGIN = 1.5
 
-_TAG = re.compile(r"<(/?)([a-zA-Z][\w-]*)\b[^>]*?(/?)>")
-_VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+# Only block-level tags decide where a top-level block ends: the spans of highlighted code and
+# typeset math (most of a page's tags) are never looked at.
+_BLOCK_TAG = re.compile(
+    r"<(/?)(p|div|table|ul|ol|dl|details|blockquote|h[1-6]|figure|section|pre|svg|math|hr|form"
+    r"|nav|aside|header|footer|iframe|video|audio|script|style|template)\b[^>]*?(/?)>",
+    re.I,
+)
+_VOID = {"hr"}
+_OPAQUE = ("svg", "math", "pre", "script", "style", "template")  # their insides are skipped
 _HEADING = re.compile(r"h[1-6]")
 _SVG_BOX = re.compile(r'<svg[^>]*viewBox="[\d.]+ [\d.]+ ([\d.]+) ([\d.]+)"')
+_CJK = re.compile(r"[\u2e80-\uffff]")
+_SPACE = re.compile(r"\s")
 
 
 def _top_level(article: str) -> list[tuple[int, int, str]]:
-    """(start, end, tag) of each element directly inside the article's content."""
+    """(start, end, tag) of each block-level element directly inside the article's content."""
     blocks = []
-    depth, start, name = 0, 0, ""
-    skip_until = None  # inside <svg>, <math>, <pre>, <script>: tags there do not nest blocks
-    for m in _TAG.finditer(article):
+    depth, start, name, pos = 0, 0, "", 0
+    while (m := _BLOCK_TAG.search(article, pos)) is not None:
         closing, tag, selfclosing = m[1] == "/", m[2].lower(), m[3] == "/"
-        if skip_until is not None:
-            if closing and tag == skip_until:
-                skip_until = None
-                depth -= 1
-                if depth == 0:
-                    blocks.append((start, m.end(), name))
-            continue
+        pos = m.end()
         if closing:
             depth -= 1
             if depth == 0:
-                blocks.append((start, m.end(), name))
+                blocks.append((start, pos, name))
             continue
         if tag in _VOID or selfclosing:
             if depth == 0:
-                blocks.append((m.start(), m.end(), tag))
+                blocks.append((m.start(), pos, tag))
             continue
         if depth == 0:
             start, name = m.start(), tag
         depth += 1
-        if tag in ("svg", "math", "pre", "script", "style"):
-            skip_until = tag
+        if tag in _OPAQUE:  # jump to its end tag (these do not nest in the site's pages)
+            end = article.find(f"</{tag}>", pos)
+            pos = len(article) if end < 0 else end
     return blocks
 
 
@@ -80,10 +83,12 @@ def estimate(block: str) -> int:
     rows = block.count("<tr")
     height += rows * 2 * LINE
     height += block.count('<div class="arithmatex"') * 90 + block.count("<mtr") * 45
-    prose = re.sub(r"<(pre|svg|style|script)\b.*?</\1>", "", block, flags=re.S)
-    prose = re.sub(r'<span class="katex-html".*?(?=</span></span>)', "", prose, flags=re.S)
+    # the text a reader sees: not code or figures (counted above), not MathML (KaTeX's visible
+    # copy of each formula stays)
+    prose = re.sub(r"<(pre|svg|style|script|math)\b.*?</\1>", "", block, flags=re.S)
     text = html.unescape(re.sub(r"<[^>]+>", "", prose))
-    width = sum(16 if ord(c) > 0x2E80 else 8 for c in text if not c.isspace()) + 4 * len(text)
+    spaces = len(_SPACE.findall(text))
+    width = 8 * (len(text) - spaces) + 8 * len(_CJK.findall(text)) + 4 * len(text)
     paragraphs = len(re.findall(r"<(p|li|dt|dd|summary|h\d)\b", block)) + 1
     height += (math.ceil(width / COLUMN) + paragraphs) * LINE + paragraphs * 16
     return int(MARGIN * height) + 48

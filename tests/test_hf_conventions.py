@@ -227,7 +227,7 @@ def test_roformer_rotary_value_says_values_rotate():
 
 
 def test_every_convention_says_what_it_rotates():
-    from posenc.hf.registry import APPLIES_TO, ROTARY_KINDS
+    from posenc.hf.schema import APPLIES_TO, ROTARY_KINDS
 
     for conv in hf.CONVENTIONS.values():
         assert conv.applies_to in APPLIES_TO, conv.name

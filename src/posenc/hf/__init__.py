@@ -13,9 +13,11 @@ neither torch nor transformers; nothing is ever downloaded.
 
 from __future__ import annotations
 
+from .conventions import CONVENTIONS
 from .explain import posenc_call
 from .read import describe
-from .registry import CONVENTIONS, MODELS, TRANSFORMERS_VERSION, Convention, ModelRow
+from .registry import MODELS, TRANSFORMERS_VERSION
+from .schema import Convention, ModelRow
 from .scheme import LayerScheme, Scheme
 
 __all__ = [

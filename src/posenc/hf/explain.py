@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._array import check_choice
-from .registry import CONVENTIONS, TRANSFORMERS_VERSION
+from .conventions import CONVENTIONS
+from .registry import TRANSFORMERS_VERSION
 
 if TYPE_CHECKING:
     from .scheme import LayerScheme, Scheme

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from .keys import Config, first
-from .registry import Convention, ModelRow
+from .schema import Convention, ModelRow
 from .scheme import LayerScheme, Scheme
 
 __all__ = ["read_fixed"]

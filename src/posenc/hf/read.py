@@ -7,9 +7,10 @@ from dataclasses import replace
 from typing import Any
 
 from .._array import _describe
+from .conventions import CONVENTIONS
 from .fixed import read_fixed
 from .keys import Config, nested
-from .registry import CONVENTIONS, ModelRow, row_for
+from .registry import row_for
 from .rotary import (
     NO_ATTENTION,
     head_dims,
@@ -19,6 +20,7 @@ from .rotary import (
     rotary_layer,
     window,
 )
+from .schema import ModelRow
 from .scheme import LayerScheme, Scheme
 
 __all__ = ["describe"]

@@ -10,7 +10,7 @@ from typing import Any
 from .._array import _describe
 from ..rope_scaling import _KEYS
 from .keys import Config, nested
-from .registry import ModelRow
+from .schema import ModelRow
 from .scheme import LayerScheme
 
 # layer types with no attention, hence no positions (state-space, linear-attention and

@@ -12,7 +12,8 @@ import numpy as np
 from .._array import _describe, as_positions, is_torch
 from ..rope import _check_x, _cos_sin, _rotate, _work_dtype
 from ..rope_scaling import rope_frequencies
-from .registry import ROTARY_KINDS, TRANSFORMERS_VERSION, as_jsonable
+from .registry import TRANSFORMERS_VERSION, as_jsonable
+from .schema import ROTARY_KINDS
 
 if TYPE_CHECKING:
     from .._typing import FloatArray
