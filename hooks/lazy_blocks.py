@@ -45,6 +45,7 @@ _HEADING = re.compile(r"h[1-6]")
 _SVG_BOX = re.compile(r'<svg[^>]*viewBox="[\d.]+ [\d.]+ ([\d.]+) ([\d.]+)"')
 _CJK = re.compile(r"[\u2e80-\uffff]")
 _SPACE = re.compile(r"\s")
+_STYLE = re.compile(r"\sstyle\s*=", re.I)
 
 
 def _top_level(article: str) -> list[tuple[int, int, str]]:
@@ -52,6 +53,11 @@ def _top_level(article: str) -> list[tuple[int, int, str]]:
     blocks = []
     depth, start, name, pos = 0, 0, "", 0
     while (m := _BLOCK_TAG.search(article, pos)) is not None:
+        comment = article.find("<!--", pos, m.start())
+        if comment >= 0:  # a tag inside a comment is no tag
+            end = article.find("-->", comment + 4)
+            pos = len(article) if end < 0 else end + 3
+            continue
         closing, tag, selfclosing = m[1] == "/", m[2].lower(), m[3] == "/"
         pos = m.end()
         if closing:
@@ -66,10 +72,24 @@ def _top_level(article: str) -> list[tuple[int, int, str]]:
         if depth == 0:
             start, name = m.start(), tag
         depth += 1
-        if tag in _OPAQUE:  # jump to its end tag (these do not nest in the site's pages)
-            end = article.find(f"</{tag}>", pos)
-            pos = len(article) if end < 0 else end
+        if tag in _OPAQUE:  # jump to its matching end tag, past any nested one of its kind
+            pos = _end_of(article, tag, pos)
     return blocks
+
+
+def _end_of(article: str, tag: str, pos: int) -> int:
+    """Where the end tag matching an open ``tag`` begins (nested ``tag`` elements counted)."""
+    opening = re.compile(rf"<{tag}\b[^>]*?(/?)>|</{tag}>", re.I)
+    depth = 1
+    while (m := opening.search(article, pos)) is not None:
+        if m[0].startswith("</"):
+            depth -= 1
+            if depth == 0:
+                return m.start()
+        elif not m[1]:
+            depth += 1
+        pos = m.end()
+    return len(article)
 
 
 def estimate(block: str) -> int:
@@ -104,7 +124,7 @@ def mark(article: str) -> str:
             above += size
             continue
         opening = article[start : article.index(">", start)]
-        if _HEADING.fullmatch(tag) or tag in _VOID or " style=" in opening:
+        if _HEADING.fullmatch(tag) or tag in _VOID or _STYLE.search(opening):
             continue
         at = start + 1 + len(tag)
         pieces += [article[last:at], f' data-lazy style="contain-intrinsic-size:auto {size}px"']
