@@ -126,7 +126,7 @@ def mark(article: str) -> str:
         opening = article[start : article.index(">", start)]
         if _HEADING.fullmatch(tag) or tag in _VOID or _STYLE.search(opening):
             continue
-        at = start + 1 + len(tag)
+        at = start + len(opening)  # at the end of the opening tag: its own attributes come first
         pieces += [article[last:at], f' data-lazy style="contain-intrinsic-size:auto {size}px"']
         last = at
     pieces.append(article[last:])
