@@ -282,8 +282,9 @@ def test_mark_never_marks_headings_void_tags_or_styled_blocks() -> None:
     assert '<p data-lazy style="contain-intrinsic-size:auto ' in marked.split('<h2 id="a">')[1]
     # after the block's own attributes: `<div class="admonition"` still starts the tag, as
     # other hooks and tests look for it
-    assert '<div class="admonition" data-lazy style="contain-intrinsic-size:auto ' in (
-        marked.split("<h6>")[1]
+    assert (
+        '<div class="admonition" data-lazy style="contain-intrinsic-size:auto '
+        in (marked.split("<h6>")[1])
     )
 
 
