@@ -55,4 +55,4 @@ mutate: setup
 	$(BIN)/python tools/mutate.py --max $(MUTANTS) --budget $(MUTATE_BUDGET) $(MUTATE_ARGS)
 
 clean:
-	rm -rf site .pytest_cache .hypothesis .mypy_cache .ruff_cache build dist
+	rm -rf site .cache .pytest_cache .hypothesis .mypy_cache .ruff_cache build dist

@@ -174,3 +174,45 @@ def test_annotations_are_translated_too(build):
     (en, zh), saves = build(block)
     assert len(saves) == 1 and _shape(zh) == _shape(en)
     assert "因果" in _words(zh) and "causal" not in _words(zh)
+
+
+def _store(tmp_path, page: str = "page markdown"):
+    """hooks/figures.py's store of drawn figures, in a temporary folder."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "figures_hook", Path(__file__).resolve().parent.parent / "hooks" / "figures.py"
+    )
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    store = hook.FigureStore(tmp_path / "figures", [])
+    store.page = page
+    return store
+
+
+def test_a_stored_figure_is_not_drawn_again_and_is_the_same(build, tmp_path, monkeypatch):
+    """A later build takes an unchanged figure from the store: no matplotlib save, same HTML in
+    both languages (the Chinese twin is translated from the stored drawing)."""
+    monkeypatch.setattr(plots, "_store", [_store(tmp_path)])
+    (first, saves) = build(_block)
+    assert len(saves) == 1 and len(list((tmp_path / "figures").iterdir())) == 1
+    monkeypatch.setattr(plots, "_store", [_store(tmp_path)])  # the next build's store
+    (second, saves) = build(_block)
+    assert len(saves) == 1  # still the one save of the first build
+    assert [re.sub(r"\bfig\d+-", "", h) for h in second] == [
+        re.sub(r"\bfig\d+-", "", h) for h in first
+    ]
+
+
+def test_a_changed_page_or_package_draws_the_figure_anew(build, tmp_path, monkeypatch):
+    monkeypatch.setattr(plots, "_store", [_store(tmp_path)])
+    build(_block)
+    monkeypatch.setattr(plots, "_store", [_store(tmp_path, page="edited markdown")])
+    (_, saves) = build(_block)
+    assert len(saves) == 2  # the page changed: drawn again
+    store = _store(tmp_path)
+    store.salt = "another package source"
+    monkeypatch.setattr(plots, "_store", [store])
+    (_, saves) = build(_block)
+    assert len(saves) == 3  # the package (or a library) changed: drawn again

@@ -32,6 +32,10 @@ _cache: dict = {}
 _calls: dict = {}
 _page: list[str | None] = [None]
 _webps: dict[str, str] = {}  # embedded PNG -> its WebP form (the Chinese twin has the same)
+# Across builds the site's hook may lend a store (``get(key)`` / ``put(key, value)``) whose keys
+# it salts with everything a drawing depends on (this package's source, the library versions,
+# the page's code): an unchanged figure is then not drawn again. None: no store.
+_store: list[Any] = [None]
 
 # matplotlib's default cycle (tab10) -> CSS variables set per colour scheme in posenc.css
 _CYCLE = (
@@ -231,9 +235,17 @@ def to_html(fig: Any, *, alt: str = "") -> str:
             for t, word in zip(texts, words, strict=True):
                 t.set_text(word)
     if svg is None:
-        svg = _save(fig)
-        if key is not None and not zh:
-            _cache[key] = (svg, [t.get_fontsize() for t in texts], _layout(texts))
+        store = _store[0] if key is not None and not zh else None
+        stored = store.get(repr(key)) if store is not None else None
+        if stored is not None and stored[1] == [t.get_fontsize() for t in texts]:
+            _cache[key] = stored  # drawn by an earlier build from the same code and package
+            svg = stored[0]
+        else:
+            svg = _save(fig)
+            if key is not None and not zh:
+                _cache[key] = (svg, [t.get_fontsize() for t in texts], _layout(texts))
+                if store is not None:
+                    store.put(repr(key), _cache[key])
     plt.close(fig)
     svg = _slim(svg)
     # ids are unique within one SVG, not across the several inline on a page: prefix them all
