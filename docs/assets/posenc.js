@@ -52,3 +52,36 @@
     next.focus()
   })
 })();
+
+/* A link to a section far down a page: the blocks around it are laid out only as they near the
+ * viewport (hooks/lazy_blocks.py), each taking a generous estimate of its height until then.
+ * When they are drawn they shrink and the section moves up; for a second and a half (fonts and
+ * late blocks included) this brings it back into view whenever it drifts, and stops at once if
+ * the reader scrolls.
+ */
+(() => {
+  if (!document.querySelector("[data-lazy]")) return
+  const settle = () => {
+    const id = decodeURIComponent(location.hash.slice(1))
+    const target = id && document.getElementById(id)
+    if (!target) return
+    let stop = false
+    const quit = () => { stop = true }
+    for (const type of ["wheel", "touchstart", "keydown", "mousedown"])
+      addEventListener(type, quit, { once: true, passive: true })
+    const start = performance.now()
+    let settled = NaN
+    const step = () => {
+      if (stop || performance.now() - start > 1500) return
+      if (!(Math.abs(target.getBoundingClientRect().top - settled) < 1)) {
+        target.scrollIntoView()  // honours the heading's scroll-margin (Material's header)
+        settled = target.getBoundingClientRect().top
+      }
+      requestAnimationFrame(step)
+    }
+    requestAnimationFrame(step)
+  }
+  if (document.readyState === "complete") settle()
+  else addEventListener("load", settle)
+  addEventListener("hashchange", settle)
+})();
