@@ -290,17 +290,22 @@ def small_config(cls: Any, extra: dict[str, Any] | None = None) -> Any:
         kwargs.update({**SMALL_MLA, **(extra or {})})
     if hasattr(cls, "global_head_dim") or "global_head_dim" in str(inspect.getsource(cls))[:20000]:
         kwargs["global_head_dim"] = 32
-    last = None
+    return _fit_mrope(construct(cls, kwargs))
+
+
+def construct(cls: type, kwargs: dict[str, Any]) -> Any:
+    """``cls(**kwargs)``, dropping each key a config class refuses by name in its error."""
+    kwargs, last = dict(kwargs), None
     for _ in range(len(kwargs) + 1):
         try:
-            return _fit_mrope(cls(**kwargs))
+            return cls(**kwargs)
         except Exception as exc:  # drop the key the message names, else give up
             last = exc
             names = [k for k in kwargs if k in str(exc)]
             if not names:
                 break
             kwargs.pop(names[0])
-    raise RuntimeError(f"cannot build a small {cls.__name__}: {last}")
+    raise RuntimeError(f"cannot build a small {cls.__name__}: {last!r}"[:200])
 
 
 def _complex_apply(fn: Any, *, bshd: bool) -> Any:

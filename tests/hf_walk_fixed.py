@@ -164,18 +164,7 @@ def _hint(cls: type) -> Any:
 
 
 def small(cls: type, extra: dict[str, Any] | None = None) -> Any:
-    kwargs = {**SMALL, **(extra or {})}
-    last = None
-    for _ in range(len(kwargs) + 1):
-        try:
-            return cls(**kwargs)
-        except Exception as exc:  # drop the key the message names, else give up
-            last = exc
-            names = [k for k in kwargs if k in str(exc)]
-            if not names:
-                break
-            kwargs.pop(names[0])
-    raise RuntimeError(f"cannot build a small {cls.__name__}: {last!r}"[:200])
+    return hf_walk.construct(cls, {**SMALL, **(extra or {})})
 
 
 def _config_for(model_type: str, want: type | None) -> tuple[Any, Any]:

@@ -15,25 +15,10 @@ from pathlib import Path
 import pytest
 
 import posenc.hf
+from hf_configs import llama31
 from posenc.__main__ import main
 
-LLAMA = {
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "num_hidden_layers": 32,
-    "max_position_embeddings": 131072,
-    "rope_theta": 500000.0,
-    "rope_scaling": {
-        "factor": 8.0,
-        "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0,
-        "original_max_position_embeddings": 8192,
-        "rope_type": "llama3",
-    },
-}
+LLAMA = llama31()
 
 
 def _write(tmp_path: Path, content: object, name: str = "config.json") -> str:

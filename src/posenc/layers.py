@@ -289,18 +289,20 @@ def _getter(config: Any) -> Any:
     return get
 
 
+def _checked_layer_types(types: Any, n: int | None, where: str) -> list[str]:
+    """A config's ``layer_types`` (read from ``where``): strings, one per layer when ``n`` is
+    known. Shared with posenc.hf, which reads the same key."""
+    if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"{where} must be a list of strings, got {_describe(types)}")
+    if n is not None and len(types) != n:
+        raise ValueError(f"{where} must have num_hidden_layers = {n} entries, got {len(types)}")
+    return list(types)
+
+
 def _layer_types(get: Any, model_type: str, n: int | None) -> list[str]:
     types = get("layer_types")
     if types is not None:
-        if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
-            raise TypeError(
-                f"config['layer_types'] must be a list of strings, got {_describe(types)}"
-            )
-        if n is not None and len(types) != n:
-            raise ValueError(
-                f"config['layer_types'] must have num_hidden_layers={n} entries, got {len(types)}"
-            )
-        return list(types)
+        return _checked_layer_types(types, n, "config['layer_types']")
     if n is None:
         raise ValueError("config must hold 'num_hidden_layers' or 'layer_types', got neither")
     if model_type == "modernbert":  # layer 0 is global, then every n-th

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._array import _describe
+from ..layers import _checked_layer_types
 from ..rope_scaling import _KEYS
 from .keys import Config, nested
 from .schema import ModelRow
@@ -32,16 +33,8 @@ _READ_ELSEWHERE = (
 def layer_types(cfg: Config, row: ModelRow, n: int | None, sources: dict[str, str]) -> list[str]:
     types = cfg.get("layer_types")
     if types is not None:
-        if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
-            raise TypeError(
-                f"{cfg.name('layer_types')} must be a list of strings, got {_describe(types)}"
-            )
-        if n is not None and len(types) != n:
-            raise ValueError(
-                f"{cfg.name('layer_types')} must have num_hidden_layers = {n} entries, got {len(types)}"
-            )
         sources["layer_types"] = cfg.name("layer_types")
-        return list(types)
+        return _checked_layer_types(types, n, cfg.name("layer_types"))
     if n is None:
         raise ValueError(f"{cfg.where} must hold 'num_hidden_layers' or 'layer_types', got neither")
     sources["layers"] = cfg.name("num_hidden_layers")
