@@ -2,7 +2,7 @@
 
 A math page is 6,000-11,000 elements, and a phone lays out and styles all of them before the
 reader can scroll (Lighthouse: most of the main-thread time on /errata/, /rope/, /sinusoidal/).
-Each top-level block of the article after the first screenful gets ``data-lazy`` (posenc.css:
+Each top-level block below the first two phone screens gets ``data-lazy`` (posenc.css:
 ``content-visibility: auto``): the browser skips its style, layout and paint until it nears the
 viewport. Its text stays in the page: find-in-page, links to anchors inside it, selection, tab
 order and screen readers reach it as before.
@@ -12,7 +12,9 @@ content for a phone-wide column and rounded up (text lines, code lines, display 
 table rows): too small a box would let the block's real text, which accessibility tools still
 measure, fall over the blocks and footer below it (Lighthouse's contrast check then compares it
 with the wrong background). Once drawn, the browser keeps the block's real size (``auto``).
-Headings are never skipped, so the table of contents and the header's title follow the page.
+Headings are never skipped, so the table of contents and the header's title follow the page;
+as skipped blocks near a linked heading are drawn and shrink, assets/posenc.js keeps the heading
+in view.
 """
 
 from __future__ import annotations
