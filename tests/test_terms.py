@@ -387,6 +387,36 @@ STRAIGHT_QUOTES = re.compile(
 @pytest.mark.parametrize("page", pages("zh"))
 def test_zh_sentences_use_chinese_quotes(page):
     text = MATH.sub(" ", prose((DOCS / "zh" / page).read_text(encoding="utf-8")))
-    text = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith(("===", "!!!")))
+    lines = text.splitlines()
+    text = "\n".join(x for x in lines if not x.lstrip().startswith(("===", "!!!")))
     bad = [m.group(0) for m in STRAIGHT_QUOTES.finditer(text)]
     assert not bad, f"zh/{page}: straight quotes in Chinese text (write “”): {bad}"
+
+
+def _reference_items(text: str) -> list[str]:
+    """The entries of a page's reference list, each joined onto one line."""
+    if "{ #references }" not in text:
+        return []
+    section = re.split(r"\n## ", text.split("{ #references }", 1)[1])[0]
+    return [" ".join(item.split()) for item in re.split(r"\n- ", "\n" + section)[1:]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_reference_ends_with_a_full_stop(lang):
+    """index.md#checked-cited: one citation style; each entry a sentence (zh: 。)."""
+    stop = "." if lang == "en" else "。"
+    bad = [
+        f"{page}: …{item[-50:]}"
+        for page in pages(lang)
+        for item in _reference_items((DOCS / lang / page).read_text(encoding="utf-8"))
+        if not item.endswith(stop)
+    ]
+    assert not bad, "\n".join(bad)
+    if lang == "zh":
+        untranslated = [
+            page
+            for page in pages(lang)
+            for item in _reference_items((DOCS / lang / page).read_text(encoding="utf-8"))
+            if "blog post" in item or "technical report" in item
+        ]
+        assert not untranslated, untranslated
