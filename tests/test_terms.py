@@ -420,3 +420,29 @@ def test_every_reference_ends_with_a_full_stop(lang):
             if "blog post" in item or "technical report" in item
         ]
         assert not untranslated, untranslated
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_index_map_lists_every_page_of_the_nav(lang):
+    """index.md#map names every page of the site's navigation (the API sub-pages through
+    api.md), so a new page or group cannot be left out of the map."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = config[config.rindex("\nnav:") :]
+    in_nav = set(re.findall(r":\s*([\w-]+\.md)\s*$", nav, re.M))
+    wanted = {p for p in in_nav if p != "index.md" and not p.startswith("api-")}
+    text = (DOCS / lang / "index.md").read_text(encoding="utf-8")
+    section = text.split("{ #map }", 1)[1].split("\n## ", 1)[0]
+    linked = set(re.findall(r"\]\(([\w-]+\.md)\)", section))
+    assert wanted - linked == set(), f"{lang}/index.md#map misses {sorted(wanted - linked)}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_work_is_cited_one_way(lang):
+    """The RoFormer paper, cited on many pages, names its authors the same way everywhere."""
+    entries = {
+        item.split(", *RoFormer", 1)[0]
+        for page in pages(lang)
+        for item in _reference_items((DOCS / lang / page).read_text(encoding="utf-8"))
+        if "*RoFormer:" in item
+    }
+    assert entries == {"Su, Lu, Pan, Murtadha, Wen and Liu"}, entries
