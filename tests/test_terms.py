@@ -293,10 +293,15 @@ ENGLISH_RUN = re.compile(r"(?<![\w'])[A-Za-z][a-z'-]*(?:[ ,;]+[A-Za-z][a-z'-]*){
 
 
 def _zh_prose_of_markdown(text: str) -> str:
-    """Markdown with code, math, links' targets, anchors and HTML tags left out."""
+    """Markdown with code blocks, inline code, math, links' targets, anchors and HTML tags left
+    out; the text of HTML <code> elements is kept (the atlas writes a reason's detail there)."""
+    import html
+
     text = prose(text)
     text = MATH.sub(" ", text)
-    text = re.sub(r"<code[^>]*>.*?</code>", " ", text, flags=re.S)
+    text = re.sub(
+        r"<code[^>]*>(.*?)</code>", lambda m: f" {html.unescape(m[1])} ", text, flags=re.S
+    )
     text = re.sub(r"<[^>]+>", " ", text)
     text = re.sub(r"\]\([^)]*\)|\{[^}]*\}", " ", text)
     return text
