@@ -16,10 +16,13 @@ from . import attention as _attention
 from . import axial as _axial
 from . import deberta as _deberta
 from . import frontier as _frontier
+from . import kvcache as _kvcache
 from . import layers as _layers
 from . import mla as _mla
 from . import mrope as _mrope
 from . import naive as _naive
+from . import packing as _packing
+from . import partial as _partial
 from . import positions as _positions
 from . import relative as _relative
 from . import resize as _resize
@@ -36,10 +39,13 @@ from .attention import *  # noqa: F403
 from .axial import *  # noqa: F403
 from .deberta import *  # noqa: F403
 from .frontier import *  # noqa: F403
+from .kvcache import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .mla import *  # noqa: F403
 from .mrope import *  # noqa: F403
 from .naive import *  # noqa: F403
+from .packing import *  # noqa: F403
+from .partial import *  # noqa: F403
 from .positions import *  # noqa: F403
 from .relative import *  # noqa: F403
 from .resize import *  # noqa: F403
@@ -71,6 +77,9 @@ __all__ = [
     *_rope2d.__all__,
     *_mla.__all__,
     *_sincos2d.__all__,
+    *_partial.__all__,
+    *_kvcache.__all__,
+    *_packing.__all__,
 ]
 
 
