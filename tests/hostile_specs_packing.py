@@ -1,5 +1,5 @@
-"""Hostile-input rows for posenc.packing (packed ids, cu_seqlens, packed mask, context-parallel
-shards, draft trees); collected by tests/test_hostile.py."""
+"""Hostile-input rows for posenc.packing and posenc.speculative (packed ids, cu_seqlens, the
+packed mask, context-parallel shards, draft trees); collected by tests/test_hostile.py."""
 
 from __future__ import annotations
 

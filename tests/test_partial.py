@@ -202,3 +202,22 @@ def test_proportional_frequencies_equal_transformers_init_function():
         inv, _ = ROPE_INIT_FUNCTIONS["proportional"](cfg)
         w = posenc.partial_rope_frequencies(head_dim, fraction, rule="proportional", base=1e6)
         np.testing.assert_allclose(w[: head_dim // 2], inv.double().numpy(), rtol=2e-7, atol=0)
+
+
+def test_defaults_the_page_quotes():
+    """Gemma 4: full-attention layers proportional 0.25, base 1e6, head dim 512; sliding layers
+    plain RoPE, base 1e4, head dim 256. Qwen3-Next: a quarter of 256 features. (transformers 5.23)"""
+    transformers = require("transformers")
+    gemma = transformers.Gemma4TextConfig()
+    assert gemma.rope_parameters == {
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {
+            "rope_type": "proportional",
+            "partial_rotary_factor": 0.25,
+            "rope_theta": 1000000.0,
+        },
+    }
+    assert gemma.per_layer_config["full_attention"].head_dim == 512
+    assert gemma.per_layer_config["sliding_attention"].head_dim == 256
+    qwen = transformers.Qwen3NextConfig()
+    assert qwen.head_dim == 256 and qwen.rope_parameters["partial_rotary_factor"] == 0.25

@@ -31,6 +31,7 @@ from . import rope2d as _rope2d
 from . import rope_scaling as _rope_scaling
 from . import sincos2d as _sincos2d
 from . import sinusoidal as _sinusoidal
+from . import speculative as _speculative
 from . import t5 as _t5
 from . import xpos as _xpos
 from ._version import __version__ as __version__
@@ -54,6 +55,7 @@ from .rope2d import *  # noqa: F403
 from .rope_scaling import *  # noqa: F403
 from .sincos2d import *  # noqa: F403
 from .sinusoidal import *  # noqa: F403
+from .speculative import *  # noqa: F403
 from .t5 import *  # noqa: F403
 from .xpos import *  # noqa: F403
 
@@ -80,6 +82,7 @@ __all__ = [
     *_partial.__all__,
     *_kvcache.__all__,
     *_packing.__all__,
+    *_speculative.__all__,
 ]
 
 

@@ -1,11 +1,10 @@
-"""Positions when sequences are packed, split across ranks, or drafted as a tree.
+"""Positions when sequences are packed or split across ranks.
 
 Packing puts several documents in one row with no padding. Each document keeps the positions it
 would have alone, ``0 .. n-1``, and attention must not cross a document boundary; frameworks find
 the boundaries from the position ids themselves, so ids that run on across documents silently
 merge them. Context parallelism splits one long sequence across ranks, and each rank must rotate
-its tokens by their *global* positions. Speculative decoding verifies a tree of draft tokens in
-one pass: a node's position is its depth in the tree, and it may attend only to its ancestors.
+its tokens by their *global* positions. (Draft trees of speculative decoding: :mod:`posenc.speculative`.)
 
 - :func:`packed_position_ids`: per-document ids ``0 .. n_d - 1`` from the document lengths;
 - :func:`cu_seqlens`: the cumulative boundaries FlashAttention's varlen kernels take, found where
@@ -13,9 +12,7 @@ one pass: a node's position is its depth in the tree, and it may attend only to 
 - :func:`packed_causal_mask`: the block-diagonal causal mask, a new document wherever the ids do
   not go up by one (as transformers' ``masking_utils`` does);
 - :func:`context_parallel_positions`: the global positions of one rank's shard, contiguous or
-  load-balanced ("zigzag": chunks ``r`` and ``2W - 1 - r``);
-- :func:`draft_tree_position_ids`, :func:`draft_tree_mask`: a draft tree's positions and its
-  ancestor mask.
+  load-balanced ("zigzag": chunks ``r`` and ``2W - 1 - r``).
 """
 
 from __future__ import annotations
@@ -39,8 +36,6 @@ __all__ = [
     "cu_seqlens",
     "packed_causal_mask",
     "context_parallel_positions",
-    "draft_tree_position_ids",
-    "draft_tree_mask",
 ]
 
 CP_LAYOUTS = ("zigzag", "contiguous")
@@ -322,120 +317,6 @@ def context_parallel_positions(
     return np.concatenate([np.arange(c * size, (c + 1) * size) for c in mine]).astype(np.int64)
 
 
-# --- draft trees (speculative decoding) --------------------------------------------------------
-
-
-@overload
-def draft_tree_position_ids(parents: Tensor, *, offset: int = ...) -> Tensor: ...
-@overload
-def draft_tree_position_ids(parents: ArrayLike, *, offset: int = ...) -> IntArray: ...
-def draft_tree_position_ids(parents: Tensor | ArrayLike, *, offset: int = 0) -> Tensor | IntArray:
-    """Position ids of a tree of draft tokens: ``offset`` plus the node's depth.
-
-    Experimental: the name, signature or results may change in any release.
-
-    Parameters
-    ----------
-    parents : array of shape (n,)
-        ``parents[i]``: the index of node ``i``'s parent, ``-1`` for a node that follows the
-        context directly. Nodes in topological order (``parents[i] < i``), integers.
-    offset : int, default 0
-        The position of the first draft level: the number of tokens before the tree (the
-        cache length).
-
-    Returns
-    -------
-    integer array of shape (n,)
-        int64, in the library and device of ``parents``. Siblings share a position: they are
-        alternatives for the same slot.
-
-    Raises
-    ------
-    TypeError
-        ``parents`` not a 1-D integer array, ``offset`` not an integer.
-    ValueError
-        A parent that is not ``-1`` and not an earlier node, a negative ``offset``.
-
-    See Also
-    --------
-    draft_tree_mask : which nodes each node may attend to.
-
-    Notes
-    -----
-    Along any root-to-leaf path the positions are ``offset, offset + 1, ...``: exactly those of
-    the path decoded as one sequence, so one pass over the tree verifies every path.
-
-    References
-    ----------
-    Miao et al., "SpecInfer", arXiv:2305.09781; Cai et al., "Medusa", arXiv:2401.10774.
-
-    Examples
-    --------
-    >>> import posenc
-    >>> parents = [-1, -1, 0, 0, 1, 2]      # two first tokens, then their continuations
-    >>> posenc.draft_tree_position_ids(parents, offset=10).tolist()
-    [10, 10, 11, 11, 11, 12]
-    """
-    par = _parents(parents)
-    offset = check_length(offset, name="offset")
-    if offset > _MAX_TOTAL:
-        raise ValueError(f"offset must be <= 2**40, got {offset}")
-    depth = _depths(_as_list(par))
-    if is_torch(par):
-        torch = sys.modules["torch"]
-        return torch.tensor(depth, dtype=torch.int64, device=par.device) + offset
-    return np.asarray(depth, dtype=np.int64) + offset
-
-
-@overload
-def draft_tree_mask(parents: Tensor) -> Tensor: ...
-@overload
-def draft_tree_mask(parents: ArrayLike) -> BoolArray: ...
-def draft_tree_mask(parents: Tensor | ArrayLike) -> Tensor | BoolArray:
-    """Tree attention mask: node ``i`` attends to itself and its ancestors, nothing else.
-
-    Experimental: the name, signature or results may change in any release.
-
-    Parameters
-    ----------
-    parents : array of shape (n,)
-        As for :func:`draft_tree_position_ids`.
-
-    Returns
-    -------
-    boolean array of shape (n, n)
-        ``mask[i, j]`` True when ``j`` is ``i`` or an ancestor of ``i``. The tokens before the
-        tree (the cache) are visible to every node: concatenate a block of True on the left.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As for :func:`draft_tree_position_ids`.
-
-    Examples
-    --------
-    >>> import posenc
-    >>> posenc.draft_tree_mask([-1, -1, 0, 0, 1, 2]).astype(int)
-    array([[1, 0, 0, 0, 0, 0],
-           [0, 1, 0, 0, 0, 0],
-           [1, 0, 1, 0, 0, 0],
-           [1, 0, 0, 1, 0, 0],
-           [0, 1, 0, 0, 1, 0],
-           [1, 0, 1, 0, 0, 1]])
-    """
-    par = _parents(parents)
-    plist = _as_list(par)
-    n = len(plist)
-    mask = np.zeros((n, n), dtype=bool)
-    for i, p in enumerate(plist):
-        mask[i, i] = True
-        if p >= 0:
-            mask[i] |= mask[p]
-    if is_torch(par):
-        return sys.modules["torch"].as_tensor(mask, device=par.device)
-    return mask
-
-
 # --- helpers -----------------------------------------------------------------------------------
 
 
@@ -500,30 +381,3 @@ def _flat_ids(position_ids: Any) -> Any:
     if ids.shape[0] == 0:
         raise ValueError("position_ids must hold at least one token, got an empty array")
     return ids
-
-
-def _parents(parents: Any) -> Any:
-    par = _int_ids(parents, name="parents")
-    if len(tuple(par.shape)) != 1:
-        raise TypeError(f"parents must be a 1-D array of integers, got shape {tuple(par.shape)}")
-    if tuple(par.shape)[0] > 2**15:
-        raise ValueError(f"parents must hold at most 2**15 nodes, got {tuple(par.shape)[0]}")
-    if is_torch(par) and par.device.type == "meta":
-        raise ValueError("parents must hold values (a meta tensor has none): the tree is data")
-    for i, p in enumerate(_as_list(par)):
-        if not -1 <= p < i:
-            raise ValueError(
-                f"parents[{i}] must be -1 or the index of an earlier node (0 .. {i - 1}), got {p}"
-            )
-    return par
-
-
-def _as_list(par: Any) -> list[int]:
-    return [int(v) for v in (par.tolist() if is_torch(par) else par.tolist())]
-
-
-def _depths(parents: list[int]) -> list[int]:
-    depth: list[int] = []
-    for p in parents:
-        depth.append(0 if p < 0 else depth[p] + 1)
-    return depth
