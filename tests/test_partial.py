@@ -221,3 +221,43 @@ def test_defaults_the_page_quotes():
     assert gemma.per_layer_config["sliding_attention"].head_dim == 256
     qwen = transformers.Qwen3NextConfig()
     assert qwen.head_dim == 256 and qwen.rope_parameters["partial_rotary_factor"] == 0.25
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"rope_type": "linear", "factor": 2.0},
+        {"rope_type": "dynamic", "factor": 2.0},
+        {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 64},
+        {
+            "rope_type": "longrope",
+            "short_factor": [1.0] * 8,
+            "long_factor": [2.0] * 8,
+            "original_max_position_embeddings": 64,
+        },
+        {
+            "rope_type": "llama3",
+            "factor": 2.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 64,
+        },
+    ],
+    ids=lambda p: p["rope_type"],
+)
+def test_every_other_rope_type_uses_the_rotary_dim_rule(params):
+    """The page: transformers' linear, dynamic, yarn, longrope and llama3 types read
+    partial_rotary_factor as the rotary_dim rule (a ladder of int(head_dim * factor) // 2). The
+    default type is each model's own; the table rows check it for the partial models."""
+    transformers = require("transformers")
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    cfg = transformers.LlamaConfig(
+        hidden_size=128,
+        num_attention_heads=2,
+        head_dim=64,
+        max_position_embeddings=128,
+        rope_parameters={**params, "rope_theta": 1e4, "partial_rotary_factor": 0.25},
+    )
+    inv, _ = ROPE_INIT_FUNCTIONS[params["rope_type"]](cfg)
+    assert inv.shape == (8,)  # int(64 * 0.25) // 2 pairs
