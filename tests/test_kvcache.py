@@ -7,21 +7,12 @@ re-indexed cache from scratch, and against transformers (tested with 5.23.0): gp
 
 from __future__ import annotations
 
-import importlib
-import os
-
 import numpy as np
 import pytest
 import torch
 
 import posenc
-
-
-def require(modname):
-    if os.environ.get("CI") == "true":
-        return importlib.import_module(modname)
-    return pytest.importorskip(modname)
-
+from ci_rule import require
 
 SCALINGS = [
     None,

@@ -11,21 +11,12 @@ context parallelism.
 
 from __future__ import annotations
 
-import importlib
-import os
-
 import numpy as np
 import pytest
 import torch
 
 import posenc
-
-
-def require(modname):
-    if os.environ.get("CI") == "true":
-        return importlib.import_module(modname)
-    return pytest.importorskip(modname)
-
+from ci_rule import require
 
 LENGTHS = [[3, 2, 4], [1], [5, 1, 1, 7], [2, 0, 3]]
 
@@ -171,9 +162,7 @@ def test_what_breaks_when_ids_run_across_documents(impl):
 
 @pytest.mark.parametrize("world", [1, 2, 3, 4, 8])
 def test_zigzag_equals_torch_head_tail_load_balancer(world):
-    lb = pytest.importorskip(
-        "torch.distributed.tensor.experimental._context_parallel._load_balancer"
-    )
+    lb = require("torch.distributed.tensor.experimental._context_parallel._load_balancer")
     seq = 16 * world
     order = lb._HeadTailLoadBalancer(seq, world, "cpu")._generate_indices()[0]
     shards = order.view(world, -1)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import os
 import re
 
 import numpy as np
@@ -17,6 +16,7 @@ import pytest
 import torch
 
 import posenc
+from ci_rule import require
 from sitecheck import DOCS
 
 # --- oracle: the definitions, loop by loop ---------------------------------------------------
@@ -108,12 +108,6 @@ def _table(lang):
 
 def test_the_table_is_the_same_in_both_languages():
     assert _table("en") and _table("en") == _table("zh")
-
-
-def require(modname):
-    if os.environ.get("CI") == "true":
-        return importlib.import_module(modname)
-    return pytest.importorskip(modname)
 
 
 # model type -> (config class, rotary class, modeling module); the rows come from the page

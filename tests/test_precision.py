@@ -7,23 +7,15 @@ measure the errors the page quotes.
 
 from __future__ import annotations
 
-import importlib
-import os
-
 import pytest
 import torch
 
 import posenc
+from ci_rule import require
 
 pytestmark = pytest.mark.values
 
 D = 128
-
-
-def require(modname):
-    if os.environ.get("CI") == "true":
-        return importlib.import_module(modname)
-    return pytest.importorskip(modname)
 
 
 @pytest.fixture(scope="module")
