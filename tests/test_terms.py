@@ -453,3 +453,26 @@ def test_one_work_is_cited_one_way(lang):
         if "*RoFormer:" in item
     }
     assert entries == {"Su, Lu, Pan, Murtadha, Wen and Liu"}, entries
+
+
+def test_scientific_spaces_posts_are_cited_with_title_and_date():
+    """Su Jianlin's posts (kexue.fm/archives/N) name the post by its 《title》 and date, the same
+    in every entry of both languages (each title and date read from the post itself)."""
+    seen: dict[str, set[tuple[str, str]]] = {}
+    undated = []
+    for lang in ("en", "zh"):
+        for page in pages(lang):
+            for item in _reference_items((DOCS / lang / page).read_text(encoding="utf-8")):
+                number = re.search(r"\[kexue\.fm/archives/(\d+)\]", item)
+                if number is None:
+                    continue
+                title = re.search(r"《[^》]+》", item)
+                date = re.search(r"\b(20\d\d-\d\d-\d\d)[.。]\s*\[kexue", item)
+                if title is None or date is None:
+                    undated.append(f"{lang}/{page}: {item[:80]}")
+                    continue
+                seen.setdefault(number.group(1), set()).add((title.group(0), date.group(1)))
+    assert not undated, "\n".join(undated)
+    assert {"8265", "9431", "10122"} <= set(seen)
+    split = {n: forms for n, forms in seen.items() if len(forms) != 1}
+    assert not split, split
