@@ -43,6 +43,11 @@ collect_ignore = (
     else [p.name for p in sorted(Path(__file__).parent.glob("*.py")) if _needs_what_is_missing(p)]
 )
 
+# No per-example deadline: the suite shares 2 cores with builds and browsers, and a slow example
+# is not a wrong one. Speed is measured in `make bench`, never here.
+settings.register_profile("posenc", deadline=None)
+settings.load_profile("posenc")
+
 BACKENDS = ("numpy", "torch") if torch is not None else ("numpy",)
 
 

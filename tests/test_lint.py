@@ -1,5 +1,5 @@
 """Lint and format: ``ruff check`` and ``ruff format --check`` (ruff pinned in
-requirements/constraints.txt, rules in pyproject's ``[tool.ruff]``) pass over every Python file
+requirements/dev.txt, rules in pyproject's ``[tool.ruff]``) pass over every Python file
 of the project. Device-independent: runs in the cpu leg only.
 """
 
