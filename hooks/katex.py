@@ -53,7 +53,7 @@ def _without_figures(text: str) -> str:
             continue
         end = text.find("</svg>", m.end())
         close = FIGURE_END.match(text, end) if end >= 0 else None
-        if close is None:  # not the shape plots.to_html writes: the plugin skips it as before
+        if close is None:  # not site_figures.to_html's shape: the plugin skips it as before
             continue
         pieces += [text[last : m.end() - 4], text[close.end() - 6 : close.end()]]
         last = close.end()

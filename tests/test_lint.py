@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PATHS = ["src", "tests", "bench", "hooks", "conftest.py"]
+PATHS = ["src", "tests", "bench", "hooks", "tools", "conftest.py"]
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("POSENC_TEST_DEVICE", "cpu") != "cpu",
