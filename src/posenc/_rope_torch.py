@@ -1,32 +1,39 @@
 """The eager torch rotation behind :func:`posenc.apply_rope` and ``RotaryEmbedding`` (not public).
 
-Where the time goes (torch profiler and timings, q and k of shape (1, 32, 4096, 128), float32,
-2-core CPU): a call reads ``x`` once and writes a new output once, and allocating and first
-touching that output (page faults) is a third to a half of it; the cos/sin table is 1/64 of
-``x``. So the rotation is written to touch ``x`` and the output once each from memory:
+Where the time goes (torch profiler and timings; q and k of shape (1, 32, 4096, 128), float32,
+on the 2-core CPU of ``make bench``): Meta's complex multiply spends about 8 ms per tensor
+multiplying and about 37 ms allocating its output and faulting it in, one 4 KiB page at a time.
+posenc's old path spent about as much again in ops on a stride-2 ``sin`` (a view of the
+interleaved sin/cos table, which takes torch's non-vectorised loop) and in ``torch.complex`` of
+two strided views on every call; its argument checks cost microseconds. So:
 
-* interleaved pairs ``(2i, 2i+1)`` are complex numbers: the whole rotation is one complex
-  multiply by ``cis = f e^{i p w}``, as Meta's Llama code does, into the output;
-* half pairs ``(i, i + r/2)`` need three element-wise ops (``dst = x * [cos, cos]`` and two
-  multiply-adds of the halves by ``sin``); they run on slabs of about :data:`CHUNK_BYTES`, so
-  the multiply-adds find the slab in cache. ``sin`` must be contiguous: a stride-2 ``sin`` (a
-  view of an interleaved table) takes torch's scalar loop, about 100x slower per op;
-* float16/bfloat16 inputs go through a slab-sized scratch buffer in the work dtype, so no
-  temporary the size of ``x`` is made; interleaved inputs the complex view cannot take (an odd
-  storage offset, a stride on the feature axis) are copied whole first, so that every layout
-  gets the same op and the same result bit for bit.
+* the output of a large CPU call is advised for transparent huge pages (:func:`new_output`):
+  one fault per 2 MiB instead of 512, 7 ms instead of 37 ms for 64 MiB;
+* interleaved pairs ``(2i, 2i+1)`` are complex numbers: the rotation is one complex multiply by
+  ``cis = f e^{i p w}`` into the output, the op Meta's code runs;
+* half pairs ``(i, i + r/2)`` take two ops over the whole tensor (:func:`_half`): a multiply by
+  ``[cos, cos]`` and one multiply-add of the cross terms by ``[-sin, sin]``, through strided
+  views that pair each half with the other half of the same row. Their multiply-add walks rows
+  of ``r/2`` elements, so they cost about twice the complex multiply; slabs that keep the
+  second op in cache were as fast on an idle machine but need 3 ops per slab, and each op is a
+  parallel region that waits for both cores: on a loaded machine they ran 5 to 8 times slower;
+* ``cis`` (and the half pairing's contiguous cos/sin tables) are built straight from the float64
+  angles: anchors every ``sqrt(seq)`` positions, exact rotations in between, as
+  :func:`posenc.sinusoidal` does; no strided views, no per-call ``torch.complex`` of them;
+* float16/bfloat16 inputs go through a scratch buffer in the work dtype, slab by slab
+  (:data:`CHUNK_BYTES`), so no temporary the size of ``x`` is made; interleaved inputs the
+  complex view cannot take (an odd storage offset, a stride on the feature axis) are copied
+  whole first, so that every layout gets the same op and the same result bit for bit.
 
-``cis`` is built straight from the float64 angles (anchors every ``sqrt(seq)`` positions,
-exact rotations in between, as :func:`posenc.sinusoidal` does), so no strided cos/sin views
-and no ``torch.complex`` of them are needed per call.
-
-Every branch here reads shapes, strides and dtypes, never tensor values, except the test of
-whether the positions run in equal steps (which picks the anchor method); traced or
-differentiated calls take :func:`rotate_functional` instead.
+Every branch reads shapes, strides and dtypes, never tensor values, except the test of whether
+the positions run in equal steps (which picks the anchor method; it reads the positions, ``seq``
+values, not ``x``); traced or differentiated calls take :func:`rotate_functional` instead.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
 import sys
 from typing import Any
@@ -36,9 +43,51 @@ import numpy as np
 from ._array import compiling
 from .sinusoidal import _TorchOps
 
-# Slab size of the multiply-add path: the three ops on one slab (x, the output and the
-# cos/sin rows) stay in the last-level cache of a small CPU.
-CHUNK_BYTES = 2**21
+# Slab size (in the work dtype) of the float16/bfloat16 paths: the slab, its float32 copy and
+# its rotation stay in the last-level cache of a small CPU, in few enough ops per call.
+CHUNK_BYTES = 2**23
+
+
+# Outputs of at least this many bytes on the CPU are advised for transparent huge pages (Linux).
+HUGE_PAGE_MIN = 2**22
+_HUGE_PAGE = 2**21
+_MADV_HUGEPAGE = 14  # <linux/mman.h>
+
+
+def new_output(x: Any) -> Any:
+    """``torch.empty`` of ``x``'s shape, dtype and device; a large CPU one in huge pages.
+
+    First touching a new output is most of a rotation's time: Linux faults it in 4 KiB pages
+    (a fault each, 16384 for 64 MiB). With transparent huge pages in ``madvise`` mode (the
+    kernel's setting decides; ``always`` needs no advice, ``never`` ignores it) a 2 MiB page
+    is one fault; what :envvar:`THP_MEM_ALLOC_ENABLE` does for every torch allocation is done
+    here for this one. A hint only: where it is refused or unavailable nothing changes.
+    """
+    torch = sys.modules["torch"]
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if x.device.type == "cpu" and out.numel() * out.element_size() >= HUGE_PAGE_MIN:
+        madvise = _madvise()
+        if madvise is not None:
+            start = out.data_ptr()
+            lo = -(-start // _HUGE_PAGE) * _HUGE_PAGE  # the whole 2 MiB pages inside it
+            hi = (start + out.numel() * out.element_size()) // _HUGE_PAGE * _HUGE_PAGE
+            if hi > lo:
+                madvise(lo, hi - lo, _MADV_HUGEPAGE)  # -1 (EINVAL: no THP) changes nothing
+    return out
+
+
+@functools.cache
+def _madvise() -> Any:
+    """libc's ``madvise`` on Linux, else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
 
 
 def eager(x: Any, *others: Any) -> bool:
@@ -98,11 +147,11 @@ def cis(pos: Any, inv_freq: Any, factor: float, work: Any) -> Any:
 
 
 def tables_from_cis(c: Any, pairing: str) -> tuple[Any, ...]:
-    """What :func:`rotate` multiplies by: ``(cis,)`` (interleaved) or ``([cos, cos], sin)``."""
+    """What :func:`rotate` multiplies by: ``(cis,)`` (interleaved) or, for the half pairing,
+    ``([cos, cos], sin, [-sin, sin])``, each contiguous (small: ``x``'s size over the heads)."""
     if pairing == "interleaved":
         return (c,)
-    torch = sys.modules["torch"]
-    return torch.cat((c.real, c.real), dim=-1), c.imag.contiguous()
+    return _half_tables(c.real, c.imag)
 
 
 def tables(cos: Any, sin: Any, pairing: str, work: Any) -> tuple[Any, ...]:
@@ -111,7 +160,13 @@ def tables(cos: Any, sin: Any, pairing: str, work: Any) -> tuple[Any, ...]:
     cos, sin = cos.to(work), sin.to(work)
     if pairing == "interleaved":
         return (torch.complex(cos, sin),)
-    return torch.cat((cos, cos), dim=-1), sin.contiguous()
+    return _half_tables(cos, sin)
+
+
+def _half_tables(cos: Any, sin: Any) -> tuple[Any, Any, Any]:
+    torch = sys.modules["torch"]
+    sin = sin.contiguous()
+    return torch.cat((cos, cos), dim=-1), sin, torch.cat((-sin, sin), dim=-1)
 
 
 def complex_viewable(t: Any) -> bool:
@@ -138,7 +193,7 @@ def rotate(x: Any, tabs: tuple[Any, ...], *, pairing: str, rot: int) -> Any:
     """
     torch = sys.modules["torch"]
     work = work_dtype(x)
-    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    out = new_output(x)
     if x.numel() == 0:  # nothing to rotate (an empty batch or seq axis): as NumPy does
         return out
     if rot < x.shape[-1]:
@@ -154,6 +209,9 @@ def rotate(x: Any, tabs: tuple[Any, ...], *, pairing: str, rot: int) -> Any:
     if pairing == "interleaved" and same and complex_viewable(src) and complex_viewable(dst):
         torch.mul(_as_complex(src), tabs[0], out=_as_complex(dst))  # (a + ib)(cos + i sin)
         return out
+    if pairing == "half" and same:  # two ops over all of x, reading it twice
+        _half(src, dst, *tabs)
+        return out
     pieces = slabs(
         src, dst, tabs, max(1, CHUNK_BYTES // torch.empty((), dtype=work).element_size())
     )
@@ -167,27 +225,55 @@ def rotate(x: Any, tabs: tuple[Any, ...], *, pairing: str, rot: int) -> Any:
             torch.mul(bc, c, out=bc)
             ds.copy_(b)
         return out
-    if same:
-        for xs, ds, (both, sn) in pieces:
-            _half(xs, ds, both, sn)
-        return out
     xbuf = torch.empty(size, dtype=work, device=x.device)  # x's slab and its rotation, in work
     dbuf = torch.empty(size, dtype=work, device=x.device)
-    for xs, ds, (both, sn) in pieces:
+    for xs, ds, tabs_s in pieces:
         xw, dw = xbuf[: xs.numel()].view(xs.shape), dbuf[: xs.numel()].view(xs.shape)
         xw.copy_(xs)
-        _half(xw, dw, both, sn)
+        _half(xw, dw, *tabs_s)
         ds.copy_(dw)
     return out
 
 
-def _half(xs: Any, ds: Any, both: Any, sn: Any) -> None:
-    """``a' = a cos - b sin``, ``b' = b cos + a sin`` for ``(a, b)`` the two halves."""
+def _half(xs: Any, ds: Any, both: Any, sn: Any, signed: Any) -> None:
+    """``a' = a cos - b sin``, ``b' = b cos + a sin`` for ``(a, b)`` the two halves of each row.
+
+    Two ops over all of ``xs``: ``ds = xs * [cos, cos]``, then one multiply-add of the cross
+    terms through views that pair row ``r``'s ``a'`` with its ``b`` and row ``r + 1``'s ``b'``
+    with its ``a`` (a step of ``h`` in memory between the two, where a swap of the halves would
+    need a step of ``-h``); the first row's ``b'`` and the last row's ``a'`` are left over, one
+    small op each. Layouts the views cannot take (a seq stride under ``h`` features) take two
+    multiply-adds of the halves instead. Each element is rounded as in the plain formula.
+    """
     torch = sys.modules["torch"]
-    h = xs.shape[-1] // 2
+    h, seq = xs.shape[-1] // 2, xs.shape[-2]
     torch.mul(xs, both, out=ds)
-    ds[..., :h].addcmul_(xs[..., h:], sn, value=-1)
-    ds[..., h:].addcmul_(xs[..., :h], sn)
+    if seq < 2 or xs.stride(-2) < h * xs.stride(-1):
+        ds[..., :h].addcmul_(xs[..., h:], sn, value=-1)
+        ds[..., h:].addcmul_(xs[..., :h], sn)
+        return
+    lead = tuple(xs.shape[:-2])
+    _pairs(ds, 0, h, lead, seq).addcmul_(
+        _pairs(xs, h, 0, lead, seq), _pairs(signed, 0, h, lead, seq)
+    )
+    ds[..., 0, h:].addcmul_(xs[..., 0, :h], sn[..., 0, :])
+    ds[..., seq - 1, :h].addcmul_(xs[..., seq - 1, h:], sn[..., -1, :], value=-1)
+
+
+def _pairs(t: Any, first: int, second: int, lead: tuple[int, ...], seq: int) -> Any:
+    """View of shape ``lead + (seq - 1, 2, h)``: ``[..., r, 0, :]`` is ``t[..., r, first:first+h]``
+    and ``[..., r, 1, :]`` is ``t[..., r + 1, second:second+h]`` (``t`` of shape ``(..., seq or 1,
+    2h)`` with axes of size 1 broadcast, seq stride at least ``(first - second) * feature
+    stride``)."""
+    h = t.shape[-1] // 2
+    st = t.stride()
+    strides = [st[i] if t.shape[i] == n else 0 for i, n in enumerate(lead)]
+    row = st[-2] if t.shape[-2] == seq else 0
+    return t.as_strided(
+        (*lead, seq - 1, 2, h),
+        (*strides, row, row + (second - first) * st[-1], st[-1]),
+        t.storage_offset() + first * st[-1],
+    )
 
 
 def slabs(src: Any, dst: Any, tabs: tuple[Any, ...], limit: int) -> list[tuple[Any, Any, Any]]:
