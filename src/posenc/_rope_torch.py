@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ._array import compiling
-from .sinusoidal import _TorchOps
+from .sinusoidal import _NumpyOps, _TorchOps
 
 # Slab size (in the work dtype) of the float16/bfloat16 paths: the slab, its float32 copy and
 # its rotation stay in the last-level cache of a small CPU, in few enough ops per call.
@@ -112,7 +112,8 @@ def cis(pos: Any, inv_freq: Any, factor: float, work: Any) -> Any:
     The angles are float64; positions in equal steps (each row of the last axis) use exact
     anchors every ``isqrt(seq)`` positions times exact in-block rotations, both rounded once to
     ``work`` and multiplied there (the error of :func:`posenc.sinusoidal`); other positions
-    take ``cos`` and ``sin`` of the float64 angle, rounded once.
+    take ``cos`` and ``sin`` of the float64 angle, rounded once. CPU positions are read through
+    NumPy (a few microseconds an op where torch's small ops take tens: most of a short call).
     """
     torch = sys.modules["torch"]
     ctype = torch.complex128 if work == torch.float64 else torch.complex64
@@ -123,27 +124,56 @@ def cis(pos: Any, inv_freq: Any, factor: float, work: Any) -> Any:
     device = pos.device
     if rows * length == 0:
         return torch.empty(shape + (half,), dtype=ctype, device=device)
+    w = np.asarray(inv_freq, dtype=np.float64)
+    host = None
+    if device.type == "cpu" and not pos.requires_grad:
+        try:
+            host = pos.numpy().astype(np.float64).reshape(rows, length)
+        except TypeError:  # a dtype NumPy lacks (bfloat16): torch does it
+            host = None
+    if host is not None:
+        nctype = np.complex128 if work == torch.float64 else np.complex64
+        ladder = _NumpyOps().progression(host)
+        if ladder is None:
+            table = (factor * np.exp(1j * (host[:, :, None] * w))).astype(nctype)
+        else:
+            z, u, n_full, block = _anchors(ladder[0], ladder[1], length, w, factor)
+            table = np.empty((rows, length, half), nctype)
+            _products(np.multiply, z.astype(nctype), u.astype(nctype), table, n_full, block)
+        return torch.from_numpy(table.reshape(shape + (half,)))
     p64 = pos.to(torch.float64).reshape(rows, length)
     ladder = _TorchOps(p64).progression(p64)
-    w = np.asarray(inv_freq, dtype=np.float64)
     if ladder is None:
         angle = p64[:, :, None] * torch.as_tensor(w, device=device)  # (rows, length, half)
         out = torch.polar(torch.full_like(angle, factor), angle).to(ctype)
         return out.reshape(shape + (half,))
-    starts, step = ladder
+    z, u, n_full, block = _anchors(ladder[0], ladder[1], length, w, factor)
+    out = torch.empty((rows, length, half), dtype=ctype, device=device)
+    z_t = torch.from_numpy(z).to(device=device, dtype=ctype)
+    u_t = torch.from_numpy(u).to(device=device, dtype=ctype)
+    _products(lambda a, b, out: torch.mul(a, b, out=out), z_t, u_t, out, n_full, block)
+    return out.reshape(shape + (half,))
+
+
+def _anchors(starts: Any, step: float, length: int, w: Any, factor: float) -> tuple[Any, ...]:
+    """Exact ``factor * e^{i a w}`` at anchors every ``block`` positions of each row
+    ``(rows, n_anchor, half)`` and ``e^{i j step w}`` inside a block ``(block, half)``, complex128."""
     block = max(1, math.isqrt(length))
     n_full, rem = divmod(length, block)
     n_anchor = n_full + (1 if rem else 0)
     anchor = (starts[:, None] + (np.arange(n_anchor) * block * step)[None, :])[:, :, None] * w
-    z = torch.from_numpy(factor * np.exp(1j * anchor)).to(device=device, dtype=ctype)
-    u = np.exp(1j * ((np.arange(block) * step)[:, None] * w))  # (block, half)
-    u_t = torch.from_numpy(u).to(device=device, dtype=ctype)
-    out = torch.empty((rows, length, half), dtype=ctype, device=device)
+    z = factor * np.exp(1j * anchor)
+    u = np.exp(1j * ((np.arange(block) * step)[:, None] * w))
+    return z, u, n_full, block
+
+
+def _products(mul: Any, z: Any, u: Any, out: Any, n_full: int, block: int) -> None:
+    """``out[:, k * block + j] = z[:, k] * u[j]`` (``out`` of shape (rows, length, half))."""
+    rows, length, half = out.shape
     full = n_full * block
-    torch.mul(z[:, :n_full, None, :], u_t, out=out[:, :full].view(rows, n_full, block, half))
-    if rem:
-        torch.mul(z[:, n_full, None, :], u_t[:rem], out=out[:, full:])
-    return out.reshape(shape + (half,))
+    mul(z[:, :n_full, None, :], u[None, None], out[:, :full].reshape(rows, n_full, block, half))
+    if full < length:
+        mul(z[:, n_full, None, :], u[None, : length - full], out[:, full:])
 
 
 def tables_from_cis(c: Any, pairing: str) -> tuple[Any, ...]:
