@@ -279,3 +279,45 @@ def test_gemma2_alternates_with_one_base():
     assert [posenc.layer_rope_parameters(raw, i).window for i in range(5)] == [
         16, None, 16, None, 16,
     ]  # fmt: skip
+
+
+def test_dynamic_scaling_reads_max_position_embeddings_as_the_trained_length():
+    # issue 21, item 4: transformers' dynamic NTK reads config.max_position_embeddings, not an
+    # original_max_position_embeddings (inv_freq[1] 0.31623 at seq_len 32, not 0.25127)
+    cfg = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 16,
+           "num_attention_heads": 4, "rope_theta": 10.0, "max_position_embeddings": 32,
+           "rope_scaling": {"rope_type": "dynamic", "factor": 2.0,
+                            "original_max_position_embeddings": 16}}  # fmt: skip
+    lr = posenc.layer_rope_parameters(cfg, 0)
+    assert lr.scaling["original_max_position_embeddings"] == 32
+    inv, _ = posenc.rope_frequencies(4, base=lr.base, scaling=lr.scaling, seq_len=32)
+    assert inv[1] == pytest.approx(10.0**-0.5, rel=1e-12)  # 0.31623: no stretch at 32
+    # the one reading: describe says the same
+    assert posenc.hf.describe(cfg).layer(0).scaling == dict(lr.scaling)
+
+
+def test_layer_rope_parameters_and_describe_read_one_answer():
+    # issue 19, goal 4: posenc.layers reads configs through posenc.hf (top-level original,
+    # the model's own partial factor, class defaults, aliases)
+    import posenc.hf
+
+    cfgs = [
+        {"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+         "max_position_embeddings": 64, "original_max_position_embeddings": 8,
+         "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [2.0] * 8,
+                          "original_max_position_embeddings": 16}},
+        {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+         "num_hidden_layers": 2, "partial_rotary_factor": 0.5},
+        {"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
+         "num_hidden_layers": 2, "rotary_emb_base": 25000},
+        {"model_type": "gemma3", "text_config": {"num_hidden_layers": 6}},
+    ]  # fmt: skip
+    for cfg in cfgs:
+        s = posenc.hf.describe(cfg)
+        for i in range(s.num_layers):
+            lr, layer = posenc.layer_rope_parameters(cfg, i), s.layer(i)
+            assert lr.base == layer.base, (cfg["model_type"], i)
+            assert (dict(lr.scaling) if lr.scaling else None) == (
+                dict(layer.scaling) if layer.scaling else None
+            )
+            assert int(layer.head_dim * lr.partial_rotary_factor) == layer.rotary_dim
