@@ -11,7 +11,7 @@ LINTED := src tests bench hooks conftest.py
 export NO_MKDOCS_2_WARNING := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup serve build test bench atlas format clean mutate
+.PHONY: setup serve build test bench atlas atlas-check format clean mutate
 
 $(VENV)/.installed: pyproject.toml requirements/constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,10 +37,19 @@ test: setup
 bench: setup
 	$(BIN)/python -m bench --device $(DEVICE)
 
-# Runs the walk of tests/hf_walk.py over transformers' model types and records it in
-# docs/assets/atlas.json, which the atlas page (hooks/atlas.py) is drawn from.
+# Regenerates what posenc.hf knows of transformers' config classes (src/posenc/hf/classes.json),
+# then runs the walk of tests/hf_walk.py over transformers' model types and records it in
+# docs/assets/atlas.json (which the atlas page, hooks/atlas.py, is drawn from) and in
+# src/posenc/hf/verified.json (the rows explain --list shows): on the installed transformers.
 atlas: setup
+	$(BIN)/python tools/hf_classes.py
 	$(BIN)/python tools/atlas_record.py
+
+# Re-verifies the atlas against the newest transformers (ATLAS_VERSION=x.y.z for another) in a
+# throwaway venv and prints what changed; changes nothing here (tools/atlas_check.py).
+ATLAS_VERSION ?=
+atlas-check: setup
+	$(BIN)/python tools/atlas_check.py $(if $(ATLAS_VERSION),--version $(ATLAS_VERSION))
 
 # Rewrites files: the import order and other safe fixes, then the formatter (make test checks both).
 format: setup

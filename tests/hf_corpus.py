@@ -134,17 +134,16 @@ def _rotary_reference(obj: Any) -> tuple[Any, Any, Any, Any, Any] | str:
 
 def _gptj_reference(mod: Any, cfg: Any, q: torch.Tensor, pid: torch.Tensor) -> torch.Tensor:
     """GPT-J / CodeGen: a [sin | cos] table of width rotary_dim gathered at the ids and
-    ``apply_rotary_pos_emb`` on the first rotary_dim features of (batch, seq, heads, dim) x."""
+    ``apply_rotary_pos_emb`` on the first rotary_dim features of (batch, seq, heads, dim) x
+    (the walk's probe, tests/hf_walk_extra.py, on this config)."""
+    import hf_walk_extra
+
     rot = cfg.rotary_dim or q.shape[-1]
-    if hasattr(mod, "create_sinusoidal_positions"):  # transformers 5.23: a module function
-        table = mod.create_sinusoidal_positions(int(pid.max()) + 1, rot)
-    else:  # 5.24: the table lives in the rotary embedding module
-        emb = next(c for n, c in vars(mod).items() if n.endswith("RotaryEmbedding"))
-        table = emb(cfg).embed_positions if "config" in inspect.signature(emb).parameters else None
-    sincos = table[pid].to(q.dtype)
-    sin, cos = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)
+    c = copy.deepcopy(cfg)
+    c.n_positions = max(int(pid.max()) + 1, c.n_positions)  # the table's length
+    sin, cos = hf_walk_extra._gptj_sin_cos(mod, c, pid)
     x = q.transpose(1, 2)
-    x_rot = mod.apply_rotary_pos_emb(x[..., :rot], sin, cos)
+    x_rot = mod.apply_rotary_pos_emb(x[..., :rot], sin.to(q.dtype), cos.to(q.dtype))
     return torch.cat([x_rot, x[..., rot:]], dim=-1).transpose(1, 2)
 
 

@@ -552,7 +552,9 @@ def _model_rows(emb: Any, tok: torch.Tensor) -> tuple[torch.Tensor, bool]:
         return emb.weight[:SEQ][None].expand(BATCH, -1, -1), False
     params = list(inspect.signature(emb.forward).parameters)
     first = params[0]
-    past = {"past_key_values_length": PAST} if "past_key_values_length" in params else {}
+    # the cache offset: past_key_values_length up to transformers 5.23, cache_length from 5.24
+    names = [n for n in ("past_key_values_length", "cache_length") if n in params]
+    past = {names[0]: PAST} if names else {}
 
     def batched(out: torch.Tensor) -> torch.Tensor:
         return out if out.dim() == 3 else out.reshape(-1, SEQ, out.shape[-1]).expand(BATCH, -1, -1)

@@ -100,7 +100,7 @@ def test_refusals_say_why(results, name, words):
         ("deepseek/deepseek-ai--DeepSeek-V3", ["full_attention:rope:192"]),
         # low_freq_factor == high_freq_factor; NoPE layers checked against the model's attention
         ("llama4/meta-llama--Llama-4-Scout-17B-16E-Instruct",
-         ["full_attention:rope:128", "full_attention:nope"]),
+         ["chunked_attention:rope:128", "full_attention:nope"]),
         ("smollm3/HuggingFaceTB--SmolLM3-3B", ["full_attention:rope:128", "full_attention:nope"]),
         ("cohere/CohereForAI--c4ai-command-r7b-12-2024",
          ["sliding_attention:rope:128", "full_attention:nope"]),
@@ -121,3 +121,28 @@ def test_the_readme_lists_every_file():
     for path in hf_corpus.files():
         assert f"{path.parent.name}/{path.stem}" in readme, path
         json.loads(path.read_text(encoding="utf-8"))  # and each is JSON
+
+
+def test_every_key_posenc_reads_has_its_class_default_recorded(monkeypatch):
+    # a key read without being in READ_KEYS would never take its class's default (silently)
+    import hf_corpus
+    import posenc.hf
+    from posenc.hf.classes import READ_KEYS
+    from posenc.hf.keys import Config
+
+    seen: set[str] = set()
+    original = Config.get
+
+    def spy(self, key, default=None):
+        seen.add(key)
+        return original(self, key, default)
+
+    monkeypatch.setattr(Config, "get", spy)
+    for path in hf_corpus.files():
+        try:
+            posenc.hf.describe(json.loads(path.read_text(encoding="utf-8")))
+        except (TypeError, ValueError):
+            pass
+    not_fields = {"model_type", "rope_scaling"}  # not fields of any config class
+    assert seen - set(READ_KEYS) - not_fields == set(), sorted(seen - set(READ_KEYS))
+    assert len(seen) > 20

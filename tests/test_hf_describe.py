@@ -930,3 +930,19 @@ def test_every_value_says_where_it_came_from():
     assert "LlamaConfig's default" in s.sources["layers"]
     assert "LlamaConfig's default" in s.sources["base"]
     assert s.num_layers == 32 and s.layer(0).head_dim == 128
+
+
+def test_explain_says_when_the_installed_transformers_is_not_the_verified_one(monkeypatch):
+    # issue 20, goal 5: the record says 5.x; a newer transformers may have moved the code
+    import posenc.hf.explain as explain_module
+
+    s = hf.describe(llama31())
+    version = hf.registry.verified_on("llama")
+    assert version == hf.TRANSFORMERS_VERSION
+    monkeypatch.setattr(explain_module, "installed_transformers", lambda: version)
+    assert "is installed" not in s.explain("en")
+    monkeypatch.setattr(explain_module, "installed_transformers", lambda: "99.0.0")
+    assert f"Verified against transformers {version}; transformers 99.0.0 is installed" in (
+        s.explain("en")
+    )
+    assert "transformers 99.0.0" in s.explain("zh") and "atlas-check" in s.explain("zh")

@@ -3,8 +3,12 @@
 Runs the generic walks of tests/hf_walk.py (each transformers model type's own rotary code
 against ``posenc.hf.describe(config).rotate``) and tests/hf_walk_fixed.py (ALiBi, T5 buckets
 and sinusoidal tables against ``describe(config).function()``) and writes what it found, one entry per walked
-model type, with the versions it ran against. The atlas page (docs/*/atlas.md, drawn by
-hooks/atlas.py) is built from this file and from the registry in ``posenc.hf``.
+model type, with the versions it ran against and, per verified type, the row that matched
+(written in posenc.hf's registry, or found by the walk: a convention and a sub-config) and the
+transformers version it was verified on. The atlas page (docs/*/atlas.md, drawn by
+hooks/atlas.py) is built from this file; the package keeps the same verdicts in
+src/posenc/hf/verified.json, from which posenc.hf.MODELS takes the walk's rows and
+``explain --list`` its list: one run, one source for both.
 
 The file is stable: keys sorted, errors rounded to three significant digits and memory
 addresses removed from the reasons, so a rerun on the same versions changes only the date.

@@ -271,8 +271,11 @@ def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
     """Experimental. The RoPE parameters of layer ``layer`` (from 0) of a model config.
 
     Reads a ``config.json`` dict (old keys or transformers-5 keys) or a ``transformers`` config
-    object, and resolves them the way transformers 5.23 does (``convert_rope_params_to_dict``,
-    ``standardize_rope_params`` and the models' default patterns). Keys read (None = absent):
+    object, and resolves them the way transformers' config class of its ``model_type`` does
+    (``convert_rope_params_to_dict``, ``standardize_rope_params``, the class's defaults and
+    ``attribute_map``, the models' default patterns): the one reading of :mod:`posenc.hf`,
+    whose :func:`posenc.hf.describe` gives the same base, scaling and layer kinds. Keys read
+    (None = absent):
 
     - ``model_type``: picks the defaults below; ``"gemma3"`` and ``"llama4"`` (multimodal)
       are read through their ``text_config``. Any other type is generic.
@@ -288,7 +291,12 @@ def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
       ``original_max_position_embeddings``; Gemma 3: ``rope_local_base_freq`` (default 10000)
       and ``rope_theta`` (default 1e6), ``rope_scaling`` on full layers only; ModernBERT:
       ``local_rope_theta`` (10000) and ``global_rope_theta`` (160000), ``rope_scaling`` on both;
-      others: ``rope_theta`` (default 10000; Llama 4 500000), on every rotating layer.
+      others: ``rope_theta`` (default: the config class's, 10000 for most, Llama 4 500000), on
+      every rotating layer. The top-level ``original_max_position_embeddings`` wins over one in
+      a flat ``rope_scaling`` (as in transformers); dynamic scaling takes
+      ``max_position_embeddings`` as the trained length. ``partial_rotary_factor`` is
+      reported where the model's code reads it (1.0 for Llama, whose default RoPE spans the
+      whole head).
     - Windows: ``sliding_window`` (Gemma, Cohere2, generic), ``local_attention`` (ModernBERT;
       the window is ``local_attention // 2``), ``attention_chunk_size`` (Llama 4).
     - Gemma 3's ``use_bidirectional_attention`` (EmbeddingGemma) is refused, not guessed.
@@ -343,7 +351,7 @@ def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
     from .hf.keys import MAX_LAYERS
     from .hf.params import rope_entries
     from .hf.read import resolve
-    from .hf.rotary import layer_types, nope_layers, scaling_of, window
+    from .hf.rotary import chunked, layer_types, nope_layers, scaling_of, window
     from .hf.schema import ModelRow
 
     model_type = config.get("model_type") if isinstance(config, Mapping) else config.model_type
@@ -370,8 +378,10 @@ def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
         raise ValueError(
             f"config['layer_types'][{i}] must be one of {sorted(_TYPES)}, got {layer_type!r}"
         )
-    kind = _TYPES[layer_type]
     nope = nope_layers(cfg, row, types, sources)
+    types = chunked(cfg, row, types, nope, sources)
+    layer_type = types[i]
+    kind = _TYPES[layer_type]
     entries, nested = rope_entries(cfg, row)
     entry = entries.get(layer_type if nested else "")
     if nested and layer_type not in entries:

@@ -244,10 +244,8 @@ def explain(scheme: Scheme, lang: str = "en") -> str:
         lines.append(t["ignored"].format(keys=", ".join(scheme.ignored_keys)))
     version = verified_on(scheme.model_type) or TRANSFORMERS_VERSION
     installed = installed_transformers()
-    if installed is not None and installed != version:
+    if installed is not None and installed != version:  # the record may not hold for it
         lines.append(t["installed"].format(version=version, installed=installed))
-    else:
-        lines.append(t["verified"].format(version=version))
     return "\n".join(lines)
 
 

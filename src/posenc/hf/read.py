@@ -15,6 +15,7 @@ from .params import rope_entries
 from .registry import row_for, walk_reason
 from .rotary import (
     NO_ATTENTION,
+    chunked,
     head_dims,
     layer_head_dims,
     layer_types,
@@ -299,6 +300,7 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow) -> Scheme:
             pairing = "deinterleave" if conv.slot == "tail" else "interleaved"
         sources["pairing"] = _origin_text(cfg, row.pairing_key)
     nope = nope_layers(cfg, row, types, sources)
+    types = chunked(cfg, row, types, nope, sources)
     applies_to = conv.applies_to
     if row.value_key is not None and cfg.bool(row.value_key, False):  # RoFormer's rotary_value
         applies_to = "qkv"

@@ -98,6 +98,24 @@ def layer_types(cfg: Config, row: ModelRow, n: int | None, sources: dict[str, st
     return out
 
 
+def chunked(
+    cfg: Config, row: ModelRow, types: list[str], nope: set[int], sources: dict[str, str]
+) -> list[str]:
+    """Llama 4 with no ``layer_types``: its rotating layers are chunked when the config has an
+    ``attention_chunk_size`` (its config code), its NoPE layers full attention."""
+    if not row.chunk_rotating or "layer_types" in sources:
+        return types
+    if cfg.int("attention_chunk_size") is None:
+        return types
+    sources["chunked layers"] = (
+        f"the layers that rotate, {cfg.name('attention_chunk_size')} set (model code)"
+    )
+    return [
+        "chunked_attention" if t == "full_attention" and i not in nope else t
+        for i, t in enumerate(types)
+    ]
+
+
 def nope_layers(cfg: Config, row: ModelRow, types: list[str], sources: dict[str, str]) -> set[int]:
     if row.requires is not None and not cfg.bool(row.requires, True):
         # no rotary embedding is built (CLVP's use_rotary_embedding): no layer rotates

@@ -129,6 +129,10 @@ class ModelRow:
         ``(key, default)``: the layers listed in ``config[key]`` (else ``default``) are
         cross-attention layers, whose attention takes no positions (mllama's
         ``cross_attention_layers``).
+    chunk_rotating : bool
+        With no ``layer_types`` in the config, the layers that rotate are
+        ``"chunked_attention"`` when ``attention_chunk_size`` is set (Llama 4's config code:
+        RoPE layers attend in chunks, NoPE layers attend fully).
     window_rule : tuple of (str, int) or None
         ``(key, divisor)``: a sliding layer's window is ``config[key] // divisor``
         (ModernBERT: ``local_attention // 2``); None: ``sliding_window``.
@@ -208,6 +212,7 @@ class ModelRow:
     switch: tuple[str, ModelRow] | None = None
     pattern_other: str = "sliding_attention"
     cross_layers: tuple[str, tuple[int, ...]] | None = None
+    chunk_rotating: bool = False
     window_rule: tuple[str, int] | None = None
     bidirectional: bool = False
     table: str | None = None
