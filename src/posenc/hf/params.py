@@ -136,6 +136,10 @@ def _merge(
         if entry is None:
             continue
         had_type = "rope_type" in entry.params
+        for k in entry.params:  # what was there keeps its source; what rope_scaling brings, its
+            entry.origins.setdefault(k, f"{entry.where}['{k}']")
+        for k in rs:
+            entry.origins[k] = f"{cfg.name('rope_scaling')}['{k}']"
         entry.params.update(rs)
         entry.where = f"{entry.where} updated with {cfg.name('rope_scaling')}"
         if had_type and "rope_type" not in rs and facts.get("type_key") is False:

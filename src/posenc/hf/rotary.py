@@ -368,6 +368,36 @@ def rotary_layer(
     scaling = scaling_of(cfg, params, rope_type, max_pos, ignored)
     if scaling is not None:
         sources[prefix + "scaling"] = where
+        if "original_max_position_embeddings" in scaling:
+            sources[prefix + "original_max_position_embeddings"] = (
+                f"{cfg.name('max_position_embeddings')} (dynamic NTK reads it, model code)"
+                if rope_type == "dynamic"
+                else entry.origins.get("original_max_position_embeddings", where)
+            )
+        if "factor" in scaling and "factor" not in params:
+            sources[prefix + "factor"] = (
+                "max_position_embeddings / original_max_position_embeddings (model code)"
+            )
+        if rope_type in ("yarn", "longrope"):
+            sources[prefix + "attention_factor"] = (
+                f"{where}['attention_factor']"
+                if params.get("attention_factor") is not None
+                else f"from the factor (model code's {rope_type} formula)"
+            )
+    width = window(cfg, layer_type, row)
+    if width is not None:
+        key = (
+            row.window_rule[0]
+            if layer_type == "sliding_attention" and row.window_rule is not None
+            else "sliding_window"
+            if layer_type == "sliding_attention"
+            else "attention_chunk_size"
+        )
+        sources[prefix + "window"] = cfg.name(key) + (
+            f" // {row.window_rule[1]} (model code)"
+            if row.window_rule is not None and layer_type == "sliding_attention"
+            else ""
+        )
     layer = LayerScheme(
         index=0,
         layer_type=layer_type,
@@ -379,7 +409,7 @@ def rotary_layer(
         base=base,
         rope_type=rope_type,
         scaling=scaling,
-        window=window(cfg, layer_type, row),
+        window=width,
         mrope_section=section,
         mrope_interleaved=interleaved,
         proportional_angles=proportional,

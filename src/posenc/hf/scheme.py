@@ -139,7 +139,11 @@ class Scheme:
     max_position_embeddings : int or None
         The config's trained or supported length.
     sources : dict
-        Each parameter's name and the config key it was read from (or ``"default"``).
+        Each parameter's name (prefixed ``"<layer_type>: "`` for other layer types than full
+        attention) and where its value came from, in one of three forms: a key of the config
+        (``config['rope_theta']``, ``config['text_config']['n_layer']`` for an aliased key),
+        the config class's default for a key the file leaves out (``config['hidden_size']
+        (absent: LlamaConfig's default)``), or the model's code (text ending ``(model code)``).
     notes : tuple of str
         Quirks of the model type (English), from the registry.
     ignored_keys : tuple of str
