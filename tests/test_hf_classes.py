@@ -41,8 +41,7 @@ def test_the_pin_the_installed_transformers_and_the_data_agree():
 
 @pytest.mark.parametrize(
     "model_type",
-    ["llama", "gpt_neox", "phi3", "gemma3_text", "gemma3", "deepseek_v3", "llava", "gptj",
-     "qwen2_vl_text", "modernbert", "falcon", "t5"],
+    ["llama", "gpt_neox", "phi3", "gemma3_text", "deepseek_v3", "llava", "gptj"],
 )  # fmt: skip
 def test_a_sample_of_classes_is_what_the_generator_gives(model_type):
     require("transformers")
