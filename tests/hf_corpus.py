@@ -17,6 +17,10 @@ For each file, ``posenc.hf.describe(dict)`` is held to what transformers makes o
   config instead of a small one (layer counts, vocabulary and FFN widths shrunk first: they
   carry no positions).
 
+- one reading: ``describe`` of transformers' config object equals ``describe`` of the dict,
+  and ``posenc.layer_rope_parameters`` says what the scheme's layer says (or refuses by name
+  a layer it cannot say: MLA, M-RoPE, linear- and cross-attention layers, non-rotary schemes).
+
 Each file ends ``matched``, ``refused`` (posenc.hf refuses it by name, or describes its type as
 unknown) or ``wrong`` (anything else: a difference, or a description of a file transformers
 refuses).
@@ -309,6 +313,52 @@ def _compare_fixed(res: Result, scheme: Any, d: dict[str, Any], obj: Any) -> Non
         res.err32 = float(o.error or 0.0)
 
 
+def _one_reading(scheme: Any, d: dict[str, Any], obj: Any) -> str:
+    """Why posenc's readings of this file disagree (empty when they agree): ``describe`` of
+    transformers' config object against ``describe`` of the dict (every field but the sources,
+    which name the dict's keys), and ``posenc.layer_rope_parameters`` against the scheme's
+    layer, for one layer of each distinct kind (refused by name where a LayerRope cannot say
+    the layer: MLA's tail, M-RoPE)."""
+    from posenc.layers import _beyond_layer_rope
+
+    of_obj = posenc.hf.describe(obj).to_dict()
+    of_dict = scheme.to_dict()
+    diff = sorted(k for k in of_dict if k != "sources" and of_dict[k] != of_obj.get(k))
+    if diff:
+        return f"describe(config object) differs from describe(dict) in {diff}"
+    seen: set[tuple[Any, ...]] = set()
+    for layer in scheme.layers:
+        key = (layer.layer_type, layer.kind, layer.head_dim)
+        if key in seen:
+            continue
+        seen.add(key)
+        refusal = (
+            scheme.kind != "rope"
+            or layer.kind not in ("rope", "nope")  # linear- and cross-attention layers
+            or (layer.kind == "rope" and bool(_beyond_layer_rope(layer)))
+        )
+        try:
+            lr = posenc.layer_rope_parameters(d, layer.index)
+        except ValueError as exc:
+            if refusal:
+                continue
+            return f"layer_rope_parameters refuses layer {layer.index}: {exc}"
+        if refusal:
+            return f"layer_rope_parameters describes layer {layer.index}, describe cannot"
+        want = (layer.kind == "rope", layer.base, layer.window)
+        got = (lr.rope, lr.base, lr.window)
+        if lr.rope:
+            want += (layer.scaling, layer.rotary_dim, layer.pairing)
+            got += (
+                None if lr.scaling is None else dict(lr.scaling),
+                round(layer.head_dim * lr.partial_rotary_factor),
+                lr.pairing,
+            )
+        if want != got:
+            return f"layer_rope_parameters layer {layer.index}: {got} != describe's {want}"
+    return ""
+
+
 def check(path: Path) -> Result:
     d = json.loads(path.read_text(encoding="utf-8"))
     name = f"{path.parent.name}/{path.stem}"
@@ -325,6 +375,10 @@ def check(path: Path) -> Result:
         obj = hf_config(d)
     except Exception as exc:
         res.status, res.detail = "wrong", f"described, but transformers refuses it: {exc!r}"[:300]
+        return res
+    disagree = _one_reading(scheme, d, obj)
+    if disagree:
+        res.status, res.detail = "wrong", disagree
         return res
     if scheme.kind in ("rope", "mrope"):
         _compare_rotary(res, scheme, obj)
@@ -347,12 +401,41 @@ def check_all() -> list[Result]:
     return [check(p) for p in files()]
 
 
+RECORD = CORPUS / "verdicts.json"
+
+
+def verdicts(results: list[Result]) -> dict[str, Any]:
+    """The record of the corpus's outcomes (tests/hf_corpus/verdicts.json): the transformers
+    version, the counts and, per file, its outcome, the layer kinds compared and, for a
+    refused or wrong file, why (a refusal's exception class, or ``unknown``)."""
+    import transformers
+
+    rows: dict[str, Any] = {}
+    for r in results:
+        row: dict[str, Any] = {"model_type": r.model_type, "status": r.status, "kinds": r.kinds}
+        if r.status == "refused":
+            row["why"] = "unknown" if r.detail.startswith("unknown:") else r.detail.split(":")[0]
+        elif r.status == "wrong":
+            row["why"] = r.detail[:120]
+        rows[r.name] = row
+    counts = {s: sum(r.status == s for r in results) for s in ("matched", "refused", "wrong")}
+    return {"transformers": transformers.__version__, "counts": counts, "files": rows}
+
+
+def write_record(results: list[Result]) -> None:
+    text = json.dumps(verdicts(results), indent=1, ensure_ascii=False, sort_keys=True)
+    RECORD.write_text(text + "\n", encoding="utf-8")
+
+
 if __name__ == "__main__":  # a summary, as the closing note of issue 20 reports it
     import sys
     import time
 
     t = time.time()
-    only = sys.argv[1:]
+    record = "--record" in sys.argv
+    only = [a for a in sys.argv[1:] if a != "--record"]
+    if record and only:
+        raise SystemExit("--record writes the whole corpus's outcomes: name no files with it")
     if only:
         results = [check(p) for p in files() if any(o in str(p) for o in only)]
     else:
@@ -362,4 +445,7 @@ if __name__ == "__main__":  # a summary, as the closing note of issue 20 reports
               f"{r.err64:.1e} {r.err32:.1e} {r.detail[:160]}")  # fmt: skip
     counts = {s: sum(r.status == s for r in results) for s in ("matched", "refused", "wrong")}
     print(counts, f"{len(results)} files, {time.time() - t:.1f} s")
+    if record:
+        write_record(results)
+        print("wrote", RECORD)
     _ = math

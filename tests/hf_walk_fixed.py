@@ -300,7 +300,7 @@ def walk_alibi(model_type: str, module: str) -> Outcome:
     if bad is not None:
         bad.module = module
         return bad
-    heads = HEADS
+    heads = int(scheme.fixed["num_heads"])  # HEADS, or a corpus file's own count
     pad = 2
     mask = torch.ones(BATCH, SEQ + PAST, dtype=torch.long)
     mask[1, :pad] = 0  # left padding in row 1

@@ -45,6 +45,25 @@ def test_the_corpus_is_large_and_covers_the_families():
         assert family in families, family
 
 
+def test_the_outcomes_are_the_recorded_ones(results):
+    # tests/hf_corpus/verdicts.json (python tests/hf_corpus.py --record): per file, its
+    # outcome and the layer kinds compared, made with the pinned transformers
+    import transformers
+
+    import hf_corpus
+
+    record = json.loads(hf_corpus.RECORD.read_text(encoding="utf-8"))
+    assert record["transformers"] == transformers.__version__
+    got = hf_corpus.verdicts(list(results.values()))
+    assert set(got["files"]) == set(record["files"]), set(got["files"]) ^ set(record["files"])
+    changed = {
+        n: (record["files"][n], r) for n, r in got["files"].items() if r != record["files"][n]
+    }
+    assert not changed, changed
+    assert got["counts"] == record["counts"]
+    assert sum(record["counts"].values()) == len(record["files"]) >= 120
+
+
 def test_every_file_matches_transformers_or_is_refused(results):
     wrong = {
         n: r.detail for n, r in results.items() if r.status == "wrong" and n not in KNOWN_WRONG

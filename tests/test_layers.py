@@ -238,6 +238,8 @@ def test_generic_layer_types_and_nested_parameters():
     cfg = {
         "model_type": "some_new_model",
         "num_hidden_layers": 3,
+        "hidden_size": 64,  # the head width: the rotated share is read from the head
+        "num_attention_heads": 4,
         "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
         "sliding_window": 128,
         "rope_parameters": {
@@ -321,3 +323,33 @@ def test_layer_rope_parameters_and_describe_read_one_answer():
                 dict(layer.scaling) if layer.scaling else None
             )
             assert int(layer.head_dim * lr.partial_rotary_factor) == layer.rotary_dim
+
+
+@pytest.mark.parametrize(
+    "cfg,layer,words",
+    [
+        ({"model_type": "bloom", "n_head": 16, "hidden_size": 1024, "n_layer": 2}, 0,
+         ["'bloom'", "'alibi'", "not RoPE"]),
+        ({"model_type": "t5"}, 0, ["'t5'", "not RoPE"]),
+        ({"model_type": "deepseek_v3", "num_hidden_layers": 2}, 0, ["last features", "MLA"]),
+        ({"model_type": "qwen3_next", "num_hidden_layers": 4}, 0,
+         ["linear_attention", "no positions"]),
+    ],
+)  # fmt: skip
+def test_layers_a_layer_rope_cannot_say_are_refused_by_name(cfg, layer, words):
+    # issue 20: the reading describe makes, not a generic RoPE for every config
+    with pytest.raises(ValueError) as info:
+        posenc.layer_rope_parameters(cfg, layer)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_gpt_j_rotates_its_rotary_dim_share():
+    # GPTJConfig's rotary_dim (64 of n_embd 4096 / n_head 16 = 256): 0.25 of the head, as
+    # describe reads it (the file spells the attribute_map names)
+    import posenc.hf
+
+    cfg = {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "n_layer": 28, "rotary_dim": 64}
+    lr = posenc.layer_rope_parameters(cfg, 0)
+    assert (lr.partial_rotary_factor, lr.pairing) == (0.25, "interleaved")
+    assert posenc.hf.describe(cfg).layer(0).rotary_dim == round(256 * lr.partial_rotary_factor)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import _describe, as_positions, check_base, compiling, result_dtype
+from ._array import _describe, as_positions, compiling, result_dtype
 from ._typing import DTypeLike, FloatArray, PositionsLike
 
 if TYPE_CHECKING:
@@ -242,7 +242,10 @@ class LayerRope:
         ready for ``rope_frequencies(dim, base=base, scaling=scaling)``; None for plain RoPE
         (or no RoPE).
     partial_rotary_factor : float
-        The rotated share of the head dim (1.0: all of it).
+        The rotated share of the head dim (1.0: all of it), as the model's code rotates it:
+        ``rotary_dim / head_dim`` of :meth:`posenc.hf.Scheme.layer` (GPT-J's ``rotary_dim`` 64
+        of 256: 0.25; Moonshine's 46 of 52); ``round(head_dim * partial_rotary_factor)``
+        features rotate, the first ones.
     window : int or None
         ``"sliding"``: a causal layer's query ``i`` sees keys ``i - window < j <= i``
         (Gemma, Cohere2); ModernBERT's bidirectional one sees ``|i - j| <= window``
@@ -348,10 +351,7 @@ def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
             f"config must be a dict or a config object with model_type, got {_describe(config)}"
         )
     from .hf.conventions import CONVENTIONS
-    from .hf.keys import MAX_LAYERS
-    from .hf.params import rope_entries
-    from .hf.read import resolve
-    from .hf.rotary import chunked, layer_types, nope_layers, scaling_of, window
+    from .hf.read import read_generic
     from .hf.schema import ModelRow
 
     model_type = config.get("model_type") if isinstance(config, Mapping) else config.model_type
@@ -359,68 +359,70 @@ def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
         config = {**config, "model_type": ""} if isinstance(config, Mapping) else config
     elif not isinstance(model_type, str):
         raise TypeError(f"config['model_type'] must be a string, got {_describe(model_type)}")
-    # one reading of the config, posenc.hf's: a type it has no row for is read by its keys
-    cfg, row = resolve(config, generic=ModelRow("llama"))
+    # one reading of the config, describe's: a type posenc.hf has no row for is read by its
+    # keys (the generic row); the layer is the Scheme's layer, turned into a LayerRope
+    if isinstance(layer, bool) or not isinstance(layer, numbers.Integral):
+        raise TypeError(f"layer must be an integer, got {_describe(layer)}")
+    scheme, cfg, row = read_generic(config, ModelRow("llama"))
     if cfg.bool("use_bidirectional_attention", False) and cfg.model_type == "gemma3_text":
         raise ValueError(
             "config['use_bidirectional_attention']=True (Gemma 3 as an encoder) is not supported"
         )
-    sources: dict[str, str] = {}
-    n = cfg.int("num_hidden_layers", maximum=MAX_LAYERS)
-    types = layer_types(cfg, row, n, sources)
-    if isinstance(layer, bool) or not isinstance(layer, numbers.Integral):
-        raise TypeError(f"layer must be an integer, got {_describe(layer)}")
-    if not 0 <= int(layer) < len(types):
-        raise ValueError(f"layer must be in [0, {len(types)}) (layers count from 0), got {layer}")
+    if scheme.kind != "rope":
+        raise ValueError(
+            f"config['model_type'] {scheme.model_type!r} is {scheme.kind!r}, not RoPE: "
+            "layer_rope_parameters describes rotary layers (see posenc.hf.describe)"
+        )
+    n = scheme.num_layers
+    if not 0 <= int(layer) < n:
+        raise ValueError(f"layer must be in [0, {n}) (layers count from 0), got {layer}")
     i = int(layer)
-    layer_type = types[i]
-    if layer_type not in _TYPES:
+    spec = scheme.layer(i)
+    kind = _TYPES.get(spec.layer_type)
+    if spec.kind == "none":
         raise ValueError(
-            f"config['layer_types'][{i}] must be one of {sorted(_TYPES)}, got {layer_type!r}"
+            f"layer {i} of this {scheme.model_type} config is a {spec.layer_type} layer, which "
+            "takes no positions and is none of a LayerRope's kinds: see "
+            f"posenc.hf.describe(config).layer({i})"
         )
-    nope = nope_layers(cfg, row, types, sources)
-    types = chunked(cfg, row, types, nope, sources)
-    layer_type = types[i]
-    kind = _TYPES[layer_type]
-    entries, nested = rope_entries(cfg, row)
-    entry = entries.get(layer_type if nested else "")
-    if nested and layer_type not in entries:
+    if kind is None:
         raise ValueError(
-            f"config['rope_parameters'] has no entry for layer type {layer_type!r} (layer {i})"
+            f"config['layer_types'][{i}] must be one of {sorted(_TYPES)}, got {spec.layer_type!r}"
         )
-    width = window(cfg, layer_type, row)
-    if kind in ("sliding", "chunked") and width is None:
+    if kind in ("sliding", "chunked") and spec.window is None:
         key = "sliding_window" if kind == "sliding" else "attention_chunk_size"
         raise ValueError(f"config['{key}'] is needed by {kind} layer {i}")
     conv = CONVENTIONS[row.convention]
-    pairing = conv.pairing if row.pairing is None else row.pairing
-    if i in nope or entry is None:
-        return LayerRope(kind, False, None, None, 1.0, width, row.bidirectional, pairing)
-    params = dict(entry.params)
-    where = f"{entry.origins.get('rope_theta', 'config rope_theta')} of layer {i}"
-    base = check_base(cfg.real("rope_theta", params.get("rope_theta"), name=where), name=where)
-    rope_type = params.get("rope_type", "default")
-    if not isinstance(rope_type, str):
-        raise TypeError(
-            f"{entry.origins.get('rope_type')} must be a string, got {_describe(rope_type)}"
+    if spec.kind == "nope":
+        pairing = conv.pairing if row.pairing is None else row.pairing
+        return LayerRope(kind, False, None, None, 1.0, spec.window, row.bidirectional, pairing)
+    beyond = _beyond_layer_rope(spec)
+    if beyond:
+        raise ValueError(
+            f"layer {i} of this {scheme.model_type} config {beyond}, which a LayerRope cannot "
+            "say: use posenc.hf.describe(config).rotate"
         )
-    prf = params.get("partial_rotary_factor")
-    if prf is not None:
-        if isinstance(prf, bool) or not isinstance(prf, numbers.Real) or not 0 < prf <= 1:
-            raise ValueError(f"config['partial_rotary_factor'] must be in (0, 1], got {prf!r}")
-        reads = (cfg.facts or {}).get("reads_partial")
-        if rope_type == "default" and reads is False:
-            prf = None  # the model's default RoPE spans the whole head whatever the key says
-    ignored: set[str] = set()
-    scaling = scaling_of(cfg, params, rope_type, cfg.int("max_position_embeddings"), ignored)
-    scaling = None if scaling is None else MappingProxyType(scaling)
+    assert spec.head_dim and spec.rotary_dim and spec.pairing  # set on every rotary layer
     return LayerRope(
         kind,
         True,
-        base,
-        scaling,
-        1.0 if prf is None else float(prf),
-        width,
+        spec.base,
+        None if spec.scaling is None else MappingProxyType(dict(spec.scaling)),
+        spec.rotary_dim / spec.head_dim,
+        spec.window,
         row.bidirectional,
-        pairing,
+        spec.pairing,
     )
+
+
+def _beyond_layer_rope(spec: Any) -> str:
+    """What of a rotary layer a LayerRope (base, scaling, leading share, half/interleaved
+    pairing) cannot express; empty when it can express all of it."""
+    checks = (
+        (spec.slot == "tail", "rotates the last features of a head (MLA)"),
+        (spec.pairing not in ("half", "interleaved"), f"pairs features as {spec.pairing!r}"),
+        (spec.proportional_angles is not None, "turns only some of its pairs"),
+        (spec.angle_sign != 1, "turns by negative angles"),
+        (spec.rotated_heads is not None, "rotates only some heads"),
+    )
+    return "; ".join(why for bad, why in checks if bad)

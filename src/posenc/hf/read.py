@@ -266,6 +266,17 @@ def resolve(config: Any, generic: ModelRow | None = None) -> tuple[Config, Model
     return found[0], found[1]
 
 
+def read_generic(config: Any, generic: ModelRow) -> tuple[Scheme, Config, ModelRow]:
+    """The scheme ``describe`` reads from the config that holds the model's positions, that
+    config and its row (after a switch such as Falcon's ``alibi``), for readers other than
+    ``describe`` (``posenc.layer_rope_parameters``); a model type posenc.hf has no row for is
+    read by ``generic`` (its keys only)."""
+    cfg, row = resolve(config, generic)
+    if row.switch is not None and cfg.bool(row.switch[0], False):
+        row = row.switch[1]
+    return _read_rows(cfg, cfg.model_type or "", row), cfg, row
+
+
 def _generic_rows(config: Any, generic: ModelRow) -> dict[str, ModelRow]:
     """The generic row for a config's type and its text_config's type, where they have none."""
     out = {}

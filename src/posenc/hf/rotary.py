@@ -7,7 +7,7 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from .._array import _describe
+from .._array import _describe, check_base
 from ..rope_scaling import _KEYS
 from .classes import layer_type_names
 from .keys import MAX_LAYERS, Config
@@ -265,6 +265,8 @@ def rotary_layer(
     sources[prefix + "rope_type"] = entry.origins.get("rope_type", "default")
     sources[prefix + "base"] = entry.origins.get("rope_theta", where)
     base = cfg.real("rope_theta", params.get("rope_theta"), name=sources[prefix + "base"])
+    if base is not None:
+        base = check_base(base, name=sources[prefix + "base"])
     if row.ntk_alpha and rope_type == "dynamic" and params.get("alpha") is not None:
         base, rope_type = _ntk_alpha(params, base, head_dim, where, prefix, sources), "default"
         params = {k: v for k, v in params.items() if k not in ("alpha", "factor")}
