@@ -31,6 +31,9 @@ def read_fixed(
         # transformers 5.23 builds every ALiBi bias with max_bias 8 (MptModel passes no
         # attn_config['alibi_bias_max'] to build_mpt_alibi_tensor)
         fixed = {"num_heads": heads, "max_bias": 8.0, "scale": 1.0}
+        if row.alibi_rounding is not None:  # Falcon: build_alibi_tensor works in bfloat16
+            fixed["rounding"] = row.alibi_rounding
+            sources["rounding"] = f"{row.alibi_rounding} (model code)"
         if row.alibi_scaled:  # Falcon: alibi / sqrt(head_dim) goes into the mask
             hidden = cfg.int("hidden_size")
             if hidden is None or hidden % heads:

@@ -253,7 +253,9 @@ for _mt in ("bailing_hybrid", "glm_moe_dsa", "longcat_flash", "mistral_large4_te
 _MODELS["mistral_large4"] = _M("mla", sub_config="text_config")
 for _mt in ("bloom", "mpt"):
     _MODELS[_mt] = _M("alibi")
-_MODELS["falcon"] = _M("llama", switch=("alibi", _M("alibi", alibi_scaled=True)))
+_MODELS["falcon"] = _M(
+    "llama", switch=("alibi", _M("alibi", alibi_scaled=True, alibi_rounding="bfloat16"))
+)
 for _mt in ("t5", "mt5", "umt5", "longt5", "switch_transformers", "pop2piano"):
     _MODELS[_mt] = _M("t5")
 _MODELS["pix2struct_text_model"] = _M("t5", causal=True)

@@ -152,6 +152,9 @@ class ModelRow:
         model).
     alibi_scaled : bool
         ALiBi divided by ``sqrt(head_dim)`` before it joins the scores (Falcon).
+    alibi_rounding : str or None
+        ALiBi computed in a lower precision by the model's code: ``"bfloat16"`` (Falcon's
+        slopes, positions and their products; the ``rounding`` of :func:`posenc.alibi_bias`).
     bucket_keys : tuple of (str or None, str or None)
         T5 buckets: the config keys holding ``num_buckets`` and ``max_distance``. None: the
         model's code fixes the value at T5's default (32 buckets, distance 128) whatever the
@@ -219,6 +222,7 @@ class ModelRow:
     padded: bool = True
     causal: bool = False
     alibi_scaled: bool = False
+    alibi_rounding: str | None = None
     bucket_keys: tuple[str | None, str | None] = (
         "relative_attention_num_buckets",
         "relative_attention_max_distance",
