@@ -916,3 +916,13 @@ def test_llama3_with_equal_band_factors_is_llama4_scouts_and_runs():
     long = 2 * np.pi / plain > 8192
     np.testing.assert_allclose(inv, np.where(long, plain / 16.0, plain), rtol=1e-15)
     assert attention == 1.0 and 0 < long.sum() < 64
+
+
+@pytest.mark.parametrize("pairing", ["interleaved", "half"])
+def test_one_position_for_every_token_in_a_batch_of_tensors(pairing):
+    """A 0-d tensor position with a (batch, heads, seq, dim) tensor: the half-pairing slab path
+    once reshaped a seq axis of 1 to seq (found by the hostile rows of posenc.partial)."""
+    x = torch.randn(2, 3, 5, 16)
+    got = posenc.apply_rope(x, torch.tensor(7), pairing=pairing)
+    want = posenc.apply_rope(x, torch.full((5,), 7), pairing=pairing)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
