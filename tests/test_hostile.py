@@ -695,6 +695,7 @@ SPECS: list[Spec] = [
             "causal": True,
             "offset": 1,
             "max_bias": 8.0,
+            "rounding": None,
             "like": None,
             "dtype": None,
         },
@@ -706,6 +707,11 @@ SPECS: list[Spec] = [
             *offset_cases("offset", 1),
             Case("offset", "None", None, Same(1)),
             *real_cases("max_bias", 8.0, invalid=(0, -1)),
+            Case(
+                "rounding", "bfloat16", "bfloat16", Works(lambda r: r.shape == (2, 3, 4), "shape")
+            ),
+            Case("rounding", "float16", "float16", bad_value("rounding")),
+            Case("rounding", "int", 16, bad_type("rounding")),
             *like_cases(),
             *np_dtype_cases(like_hint=True),
         ],

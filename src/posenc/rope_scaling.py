@@ -104,7 +104,7 @@ def rope_frequencies(
         the wrong type (named as ``scaling['key']``).
     ValueError
         ``dim`` odd or <= 0, bad ``base``, unknown ``rope_type`` (the valid ones are listed),
-        missing or unknown keys, ``factor < 1``, ``high_freq_factor <= low_freq_factor``,
+        missing or unknown keys, ``factor < 1``, ``high_freq_factor < low_freq_factor``,
         ``beta_fast < beta_slow``, factor lists of the wrong length, a length above ``2**53``,
         a YaRN ``mscale`` / ``mscale_all_dim`` whose term ``0.1 * mscale * ln(factor) + 1`` is
         <= 0 (the attention factor would flip the sign of q and k, or divide by zero), a
@@ -259,6 +259,8 @@ def _llama3(params: dict[str, Any], plain: FloatArray) -> FloatArray:
     wavelen = 2 * math.pi / plain
     low_wavelen, high_wavelen = trained / low_ff, trained / high_ff
     out = np.where(wavelen > low_wavelen, plain / factor, plain)
+    if high_ff == low_ff:  # no middle band (Llama 4 Scout): divide or keep, nothing between
+        return out
     smooth = (trained / wavelen - low_ff) / (high_ff - low_ff)
     medium = ~(wavelen < high_wavelen) & ~(wavelen > low_wavelen)
     result: FloatArray = np.where(medium, (1 - smooth) * out / factor + smooth * out, out)
@@ -398,9 +400,10 @@ def _check_scaling(scaling: Any, dim: int, base: float) -> tuple[str, dict[str, 
             f"scaling['beta_fast'] must be >= scaling['beta_slow'] (defaults 32 and 1), got "
             f"beta_fast={params.get('beta_fast', 32.0):g} and beta_slow={params.get('beta_slow', 1.0):g}"
         )
-    if rope_type == "llama3" and params["high_freq_factor"] <= params["low_freq_factor"]:
+    if rope_type == "llama3" and params["high_freq_factor"] < params["low_freq_factor"]:
+        # equal factors are Llama 4 Scout's: transformers warns, and the middle band is empty
         raise ValueError(
-            "scaling['high_freq_factor'] must be > scaling['low_freq_factor'], got "
+            "scaling['high_freq_factor'] must be >= scaling['low_freq_factor'], got "
             f"high_freq_factor={params['high_freq_factor']:g} and low_freq_factor={params['low_freq_factor']:g}"
         )
     if rope_type == "longrope" and "factor" not in params and "attention_factor" not in params:
