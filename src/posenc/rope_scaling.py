@@ -218,22 +218,29 @@ def _yarn(
     beta_slow = params.get("beta_slow", 1.0)
 
     def pair_index(rotations: float) -> float:  # the pair whose wavelength fits `rotations` times
-        wavelength = trained / (
-            rotations * 2 * math.pi
-        )  # inf or 0 for extreme betas: clamped below
+        wavelength = trained / (rotations * 2 * math.pi)  # inf or 0 for extreme betas
         if wavelength == 0:
             return -math.inf
         return dim * math.log(wavelength) / (2 * math.log(base))
 
-    # HF floors/ceils, then clamps to [0, dim - 1]; clamping first is the same for integer
-    # bounds and keeps an infinite index (an extreme beta) out of floor/ceil
-    low: float = min(max(pair_index(beta_fast), 0.0), dim - 1.0)
-    high: float = min(max(pair_index(beta_slow), 0.0), dim - 1.0)
-    if params.get("truncate", True):
-        low, high = math.floor(low), math.ceil(high)
-    if low == high:
-        high += 0.001  # as in the reference code: avoids 0 / 0
-    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    # As transformers' find_correction_range and the code released with the paper: floor the
+    # low bound and ceil the high one, then clamp low from below only (>= 0) and high from
+    # above only (<= dim - 1). The two bounds may then cross (low > high, a long trained length
+    # or a small base): the ramp then runs backwards, and HF's blend with it is what a checkpoint
+    # expects, so it is kept. Note the ramp runs over dim // 2 pairs but the clamp is dim - 1.
+    low = max(pair_index(beta_fast), 0.0)
+    high = min(pair_index(beta_slow), dim - 1.0)
+    pairs = np.arange(dim // 2, dtype=np.float64)
+    if low == math.inf or high == -math.inf:
+        # an index past float64 (a beta near 0 or past 1e300; HF's floor/ceil raise here): the
+        # limit of HF's ramp, 1 (interpolate every pair) as low -> inf, 0 as high -> -inf
+        ramp = np.full(dim // 2, 1.0 if low == math.inf else 0.0)
+    else:
+        if params.get("truncate", True):
+            low, high = float(math.floor(low)), float(math.ceil(high))
+        if low == high:
+            high += 0.001  # as in the reference code: avoids 0 / 0
+        ramp = np.clip((pairs - low) / (high - low), 0.0, 1.0)
     inv_freq = (plain / factor) * ramp + plain * (1.0 - ramp)
     return inv_freq, float(attention)
 
