@@ -106,7 +106,11 @@ def kerple_bias(
     Returns
     -------
     array of ``distance``'s shape
-        Add it to the attention scores. 0 at distance 0, decreasing with ``|i - j|``.
+        Add it to the attention scores. 0 at distance 0, decreasing with ``|i - j|``. Computed
+        in float64 with no intermediate overflow (where ``r2 * |i - j|`` or ``|i - j| ** r2``
+        alone passes float64, through ``log r2 + log |i - j|`` or ``(r1 t) t`` with
+        ``t = |i - j| ** (r2 / 2)``); a bias below float64's range is ``-inf``, as float64
+        rounds it (its softmax weight is 0 either way).
 
     Raises
     ------
@@ -144,12 +148,44 @@ def kerple_bias(
         raise ValueError(f"r2 must be in (0, 2] for kernel='power', got {b}")
     result_dtype(dtype, torch_out=torch_in)  # refuse a bad dtype before computing
     r = abs(_f64(d, torch_in))
+    if kind == "log":
+        bias = -a * _log1p_mul(b, r, r / 2, torch_in)
+    else:
+        bias = -_mul_pow(a, r, b, torch_in)
+    return _out(0.0 + bias, torch_in, dtype)
+
+
+def _log1p_mul(c: float, x: Any, half: Any, torch_in: bool) -> Any:
+    """``log1p(c * x)`` in float64 for ``x >= 0``, given also ``half = x / 2`` (finite where ``x``
+    itself overflowed, as ``i - j`` can): ``c * x`` is formed as ``(c * half) * 2`` there, and
+    where it overflows the result is ``log(c) + log(half) + log(2)`` (``x >= 1`` then, as ``c`` is
+    finite), exact to float64's precision."""
     if torch_in:
         torch = sys.modules["torch"]
-        bias = -a * (torch.log1p(b * r) if kind == "log" else r**b)
-    else:
-        bias = -a * (np.log1p(b * r) if kind == "log" else r**b)
-    return _out(0.0 + bias, torch_in, dtype)
+        y = torch.where(torch.isinf(x), (c * half) * 2.0, c * x)
+        far = math.log(c) + math.log(2.0) + torch.log(half.clamp(min=0.5))
+        return torch.where(torch.isinf(y), far, torch.log1p(y))
+    with np.errstate(over="ignore"):  # c * x past float64: the other branch
+        y = np.where(np.isinf(x), (c * half) * 2.0, c * x)
+    far = math.log(c) + math.log(2.0) + np.log(np.maximum(half, 0.5))
+    out: FloatArray = np.where(np.isinf(y), far, np.log1p(y))
+    return out
+
+
+def _mul_pow(a: float, r: Any, p: float, torch_in: bool) -> Any:
+    """``a * r ** p`` for ``r >= 0``, ``0 < p <= 2``, also where ``r ** p`` alone overflows:
+    there it is ``(a * t) * t`` with ``t = r ** (p / 2) <= 1.4e154``, which overflows only when
+    the product does."""
+    if torch_in:
+        torch = sys.modules["torch"]
+        rp = r**p
+        t = r ** (p / 2)
+        return torch.where(torch.isinf(rp), (a * t) * t, a * rp)
+    with np.errstate(over="ignore"):  # r ** p past float64: the other branch
+        rp = r**p
+        t = r ** (p / 2)
+        out: FloatArray = np.where(np.isinf(rp), (a * t) * t, a * rp)
+    return out
 
 
 @overload
@@ -270,7 +306,10 @@ def fire_relative(
     array of shape (..., q, k)
         ``psi(i - j) / psi(max(L, i))`` for ``j <= i``, in ``[0, 1]`` when ``i >= L``; 0 for
         future keys ``j > i``, which the causal mask must hide (FIRE is a decoder scheme).
-        The bias is ``f(this)`` for a small learned MLP ``f`` per head.
+        The bias is ``f(this)`` for a small learned MLP ``f`` per head. Computed in float64
+        for every finite ``c``: where ``c x`` passes float64, ``psi(x) = log c + log x``; where
+        ``c * max(L, i) < 2**-60``, both ``psi`` equal ``c x`` to float64's precision and the
+        ratio is ``(i - j) / max(L, i)``.
 
     Raises
     ------
@@ -307,14 +346,27 @@ def fire_relative(
     result_dtype(dtype, torch_out=q_torch)
     i = _f64(qp, q_torch)[..., :, None]
     j = _f64(kp, q_torch)[..., None, :]
+    # psi(x) = log1p(c x) where c x overflows: log(c) + log(x) (x = i - j is read as 2 * its
+    # half, which a huge i and negative j cannot overflow); where c * max(L, i) < 2**-60, both
+    # psi are c x to float64's precision and the ratio is x / max(L, i) (no 0 / 0, no subnormal)
     if q_torch:
         torch = sys.modules["torch"]
-        num = torch.log1p(cc * (i - j).clamp(min=0.0))
-        den = torch.log1p(cc * i.clamp(min=big_l))
+        x = (i - j).clamp(min=0.0)
+        big = i.clamp(min=big_l)
+        num = _log1p_mul(cc, x, (i / 2 - j / 2).clamp(min=0.0), True)
+        den = _log1p_mul(cc, big, big / 2, True)
+        tiny = (cc * big < 2.0**-60) & (x <= big)
+        ratio = torch.where(tiny, x / big, num / torch.where(tiny, 1.0, den))
     else:
-        num = np.log1p(cc * np.maximum(i - j, 0.0))
-        den = np.log1p(cc * np.maximum(i, big_l))
-    return _out(num / den, q_torch, dtype)
+        with np.errstate(over="ignore"):  # i - j past float64: read as 2 * its half
+            x = np.maximum(i - j, 0.0)
+        big = np.maximum(i, big_l)
+        num = _log1p_mul(cc, x, np.maximum(i / 2 - j / 2, 0.0), False)
+        den = _log1p_mul(cc, big, big / 2, False)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # other branches
+            tiny = (cc * big < 2.0**-60) & (x <= big)
+            ratio = np.where(tiny, x / big, num / den)
+    return _out(ratio, q_torch, dtype)
 
 
 @overload
