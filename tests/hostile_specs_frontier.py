@@ -3,6 +3,8 @@ tests/test_hostile.py."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -90,6 +92,12 @@ def _fire_mp(c, big_l, q=(0, 1, 2, 3)):
         return _close(out, np.array(want))
 
     return check
+
+
+def _poisoned(t, value):
+    t = t.clone()
+    t.view(-1)[1] = value
+    return t
 
 
 def _distance_rows(arg="distance"):
@@ -185,6 +193,20 @@ SPECS = [
             ),
             *real_cases("scale", 0.5, optional=True),
             Case("scale", "None", None, Same(0.5)),
+            # issue 21: a NaN or inf tensor gave an out-of-bounds index error
+            *(
+                lazy(arg, f"torch-{label}", lambda f=f, v=v: _poisoned(f(), v), bad_value(arg))
+                for arg, f in (("q", Q), ("k", K), ("pos_emb", E))
+                for label, v in (("nan", math.nan), ("inf", math.inf))
+            ),
+            lazy(
+                "k",
+                "product-nan",
+                lambda: torch.tensor([[[1e300, -1e300]]], dtype=torch.float64),
+                bad_value("q", "k", "pos_emb"),
+                q=torch.tensor([[[1e300, 1e300]]], dtype=torch.float64),
+                pos_emb=torch.zeros(2, 2, dtype=torch.float64),
+            ),
         ],
     ),
     Spec(

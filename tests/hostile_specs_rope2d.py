@@ -212,6 +212,9 @@ SPECS = [
             ),
             *choice_cases("convention", CONV),
             *_positions_like_rows(),
+            # issue 21: 2**20 x 2**20 (16 TiB, its 2**40 cap) was a MemoryError from NumPy
+            Case("height", "past-memory", 2**20, bad_value("height"), with_={"width": 2**20}),
+            Case("frames", "past-memory", 2**10, bad_value("frames"), with_={"width": 2**28}),
         ],
     ),
     Spec(

@@ -203,6 +203,44 @@ def test_fire_extreme_parameters_are_right(i, j, c, big_l):
         assert abs(value - want) <= 4 * 2**-52 * max(1.0, abs(want)), (value, want)
 
 
+def _with(t, value):
+    t = t.clone()
+    t.view(-1)[1] = value
+    return t
+
+
+@pytest.mark.parametrize("name", ["q", "k", "pos_emb"])
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_cope_refuses_non_finite_inputs_by_name(name, value, library):
+    """Issue 21: a NaN or inf torch q gave an out-of-bounds index error (NumPy: 'q must be
+    finite'); both libraries now say so for each argument."""
+    g = torch.Generator().manual_seed(0)
+    args = {"q": torch.randn(2, 3, 4, generator=g), "k": torch.randn(2, 3, 4, generator=g)}
+    args["pos_emb"] = torch.randn(5, 4, generator=g)
+    args[name] = _with(args[name], value)
+    if library == "numpy":
+        args = {n: t.numpy() for n, t in args.items()}
+    with pytest.raises(ValueError, match=rf"^{name} must be finite"):
+        posenc.cope_bias(**args)
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_cope_refuses_products_that_overflow_into_nan(library):
+    """Finite inputs whose dot product is inf - inf: refused by name, not an index error or nan."""
+    conv = (lambda t: t.numpy()) if library == "numpy" else (lambda t: t)
+    big = torch.tensor([[1e300, 1e300]], dtype=torch.float64)
+    k = torch.tensor([[1e300, -1e300]], dtype=torch.float64)
+    e = torch.tensor([[1e300, 1e300], [1e300, -1e300]], dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"q \. k overflows"):
+        posenc.cope_bias(conv(big), conv(k), conv(torch.zeros(2, 2, dtype=torch.float64)))
+    with pytest.raises(ValueError, match=r"q \. pos_emb overflows"):
+        posenc.cope_bias(conv(big), conv(torch.zeros(1, 2, dtype=torch.float64)), conv(e))
+    # one product past float64 but no nan: +inf is float64's rounding of it, kept
+    got = posenc.cope_bias(conv(big), conv(torch.zeros(1, 2, dtype=torch.float64)), conv(e[:1]))
+    assert float(got[0, 0]) == math.inf
+
+
 @pytest.fixture(scope="module")
 def qke():
     q = RNG.standard_normal((2, 5, 8))

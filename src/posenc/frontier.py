@@ -21,6 +21,7 @@ from ._array import (
     check_choice,
     check_dim,
     check_scalar,
+    compiling,
     is_count,
     is_torch,
     result_dtype,
@@ -411,7 +412,10 @@ def cope_bias(
     TypeError
         An argument not a floating array, NumPy and tensors mixed, ``scale`` not real.
     ValueError
-        Shapes that do not match, ``k_len < q_len``, an empty ``pos_emb``, ``scale`` not finite.
+        Shapes that do not match, ``k_len < q_len``, an empty ``pos_emb``, ``scale`` not finite,
+        ``q``, ``k`` or ``pos_emb`` holding inf or nan, products ``q . k`` or ``q . e`` that
+        overflow the working dtype into nan (not checked under ``torch.compile`` or on the meta
+        device, which cannot read values).
 
     References
     ----------
@@ -469,27 +473,47 @@ def cope_bias(
         return _cope_torch(qa, ka, ea, s, q, npos)
     work = np.result_type(qa, ka, ea, np.float64)
     qa, ka, ea = (x.astype(work, copy=False) for x in (qa, ka, ea))
-    logits = qa @ np.swapaxes(ka, -1, -2)  # (..., q, k)
+    with np.errstate(over="ignore", invalid="ignore"):  # a nan is refused below
+        logits = qa @ np.swapaxes(ka, -1, -2)  # (..., q, k)
     i = np.arange(q_len)[:, None] + (k_len - q_len)
     future = np.arange(k_len)[None, :] > i  # (q, k)
     with np.errstate(over="ignore"):
         gates = np.where(future, 0.0, 1.0 / (1.0 + np.exp(-s * logits)))
     pos = np.minimum(np.flip(np.cumsum(np.flip(gates, -1), -1), -1), npos - 1)
+    _check_products(bool(np.isnan(logits).any()), "q . k", work)
     lo = np.floor(pos).astype(np.int64)
     hi = np.ceil(pos).astype(np.int64)
-    at_int = qa @ ea.T  # (..., q, npos): q_i . e[n] for every integer n
-    z_lo = np.take_along_axis(at_int, lo, -1)
-    z_hi = np.take_along_axis(at_int, hi, -1)
-    w = pos - lo
-    z = z_hi * w + z_lo * (1 - w)
+    with np.errstate(over="ignore", invalid="ignore"):  # a nan is refused below
+        at_int = qa @ ea.T  # (..., q, npos): q_i . e[n] for every integer n
+        z_lo = np.take_along_axis(at_int, lo, -1)
+        z_hi = np.take_along_axis(at_int, hi, -1)
+        w = pos - lo
+        z = np.where(w == 0, z_lo, z_hi * w + z_lo * (1 - w))
+    _check_products(bool(np.isnan(z).any()), "q . pos_emb", work)
     out_dtype = np.result_type(np.asarray(q).dtype, np.asarray(k).dtype, np.asarray(pos_emb).dtype)
     return np.where(future, -np.inf, z).astype(out_dtype, copy=False)
+
+
+def _check_products(nan: bool, what: str, dtype: Any) -> None:
+    """Refuse a ``q . k`` or ``q . e`` that overflowed into nan (inf - inf in the sum)."""
+    if nan:
+        raise ValueError(
+            f"q, k and pos_emb are too large: {what} overflows {dtype} (a sum of +inf and -inf "
+            "gives nan); scale q, k and pos_emb down"
+        )
 
 
 def _floating(value: Any, name: str, torch_in: bool) -> Any:
     if torch_in:
         if not value.is_floating_point():
             raise TypeError(f"{name} must be a floating tensor, got {_describe(value)}")
+        torch = sys.modules["torch"]
+        if (
+            value.device.type != "meta"
+            and not compiling()
+            and not bool(torch.isfinite(value).all())
+        ):
+            raise ValueError(f"{name} must be finite, got a tensor holding inf or nan")
         return value
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{name} must be a floating array, got {_describe(value)}")
@@ -516,13 +540,18 @@ def _cope_torch(qa: Any, ka: Any, ea: Any, s: float, q: Any, npos: int) -> Any:
     future = torch.arange(k_len, device=qa.device)[None, :] > i
     gates = torch.where(future, 0.0, torch.sigmoid(s * logits))
     pos = gates.flip(-1).cumsum(-1).flip(-1).clamp(max=npos - 1)
+    check = qa.device.type != "meta" and not compiling()
+    if check:
+        _check_products(bool(logits.isnan().any()), "q . k", work)
     lo = pos.floor()
     hi = pos.ceil()
     at_int = qa @ ea.transpose(-1, -2)
     z_lo = at_int.gather(-1, lo.long())
     z_hi = at_int.gather(-1, hi.long())
     w = pos - lo
-    z = z_hi * w + z_lo * (1 - w)
+    z = torch.where(w == 0, z_lo, z_hi * w + z_lo * (1 - w))
+    if check:
+        _check_products(bool(z.isnan().any()), "q . pos_emb", work)
     return torch.where(future, -math.inf, z).to(out_dtype)
 
 

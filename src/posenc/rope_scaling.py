@@ -21,7 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from ._array import check_base, check_choice, check_dim
+from ._array import (
+    check_base,
+    check_choice,
+    check_dim,
+    compiling,
+    static_value,
+    traced_constant,
+)
 from ._typing import FloatArray
 
 __all__ = ["rope_frequencies"]
@@ -147,6 +154,28 @@ def rope_frequencies(
     >>> np.round(inv_freq / posenc.rope_frequencies(8)[0], 4), round(factor, 4)
     (array([1.   , 0.625, 0.25 , 0.25 ]), 1.1386)
     """
+    if compiling():
+        # traced: every number made static (see static_value), then the constant function runs
+        # once at trace time
+        return _frequencies_constant(
+            static_value(dim), static_value(base), _static_scaling(scaling), static_value(seq_len)
+        )
+    return _frequencies(dim, base, scaling, seq_len)
+
+
+def _static_scaling(scaling: Any) -> Any:
+    """``scaling`` with every number static, for the traced constant below (which needs Python
+    constants); anything unhashable or not a plain dict/list is left to its checks."""
+    if isinstance(scaling, Mapping):
+        return {k: _static_scaling(v) for k, v in scaling.items()}
+    if isinstance(scaling, (list, tuple)):
+        return type(scaling)(_static_scaling(v) for v in scaling)
+    if isinstance(scaling, numbers.Number):
+        return static_value(scaling)
+    return scaling
+
+
+def _frequencies(dim: Any, base: Any, scaling: Any, seq_len: Any) -> tuple[FloatArray, float]:
     dim = _check_width(dim, "dim")
     base = check_base(base)
     if seq_len is not None:
@@ -169,9 +198,11 @@ def rope_frequencies(
 
 # torch.compile / torch.export: the result depends only on these Python arguments, so the tracer
 # may call the function as it is and keep its result as a constant, instead of tracing its NumPy
-# arithmetic as tensor ops (which fails under torch.set_default_device). This is the flag that
-# torch.compiler.assume_constant_result sets; set here so that importing posenc never imports torch.
-rope_frequencies._dynamo_marked_constant = True  # type: ignore[attr-defined]
+# arithmetic as tensor ops (which fails under torch.set_default_device). traced_constant sets the
+# flag that torch.compiler.assume_constant_result sets, so that importing posenc never imports
+# torch. rope_frequencies makes its arguments static first: a constant function cannot take a
+# number that dynamo traces as symbolic (a base or factor that changed between calls).
+_frequencies_constant = traced_constant(_frequencies)
 
 
 def _dynamic(

@@ -34,6 +34,7 @@ from ._array import (
     compiling,
     is_torch,
     result_dtype,
+    traced_constant,
 )
 from ._typing import ArrayLike, FloatArray, Pairing, PositionsLike
 from .rope import PAIRINGS, _check_x, _cos_sin, _fit_positions, _rotate, _work_dtype
@@ -275,9 +276,16 @@ def _positive(value: Any, name: str) -> float:
     return v
 
 
+@traced_constant  # a graph constant under torch.compile: no NumPy arithmetic is traced
+def _zeta(dim: int, gamma: float) -> FloatArray:
+    """``zeta_i = (2i/dim + gamma) / (1 + gamma)``, float64, ``dim // 2`` of them."""
+    zeta: FloatArray = (np.arange(0, dim, 2, dtype=np.float64) / dim + gamma) / (1.0 + gamma)
+    return zeta
+
+
 def _scale(pos: Any, dim: int, inv_b: float, gamma: float, center: float) -> Any:
     """``zeta ** ((pos - center) * inv_b)`` in float64, shape ``pos.shape + (dim/2,)``."""
-    zeta = (np.arange(0, dim, 2, dtype=np.float64) / dim + gamma) / (1.0 + gamma)
+    zeta = _zeta(dim, gamma)
     if is_torch(pos):
         torch = sys.modules["torch"]
         z = torch.as_tensor(zeta, device=pos.device)
