@@ -145,6 +145,11 @@ KERPLE_EXTREME = [
     # |d| ** r2 overflows, r1 * |d| ** r2 does not
     (1e200, 1e-300, 2.0, "power"),
     (1.7e308, 1e-308, 1.5, "power"),
+    # r2 * |d| or |d| ** r2 falls below float64's normal range (a subnormal keeps few bits, or
+    # 0), r1 times it does not
+    (1e-20, 1e308, 1e-300, "log"),
+    (1e-3, 1e300, 1e-320, "log"),
+    (1e-200, 1e300, 2.0, "power"),
 ]
 FIRE_EXTREME = [
     # (i, j, c, L): c * x overflows (i = 3: nan on main, i = 1: 0), or i - j does
@@ -155,7 +160,7 @@ FIRE_EXTREME = [
     # c * max(L, i) vanishes: the ratio is x / max(L, i) (0 / 0 on main where it underflowed)
     (3.0, 1.0, 5e-324, 2.0),
     (0.0, 0.0, 5e-324, 1e-3),
-    (7.5, 0.5, 1e-320, 0.1),
+    (7.3, 0.5, 1e-320, 0.1),
 ]
 
 

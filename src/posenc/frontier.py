@@ -108,8 +108,9 @@ def kerple_bias(
     -------
     array of ``distance``'s shape
         Add it to the attention scores. 0 at distance 0, decreasing with ``|i - j|``. Computed
-        in float64 with no intermediate overflow (where ``r2 * |i - j|`` or ``|i - j| ** r2``
-        alone passes float64, through ``log r2 + log |i - j|`` or ``(r1 t) t`` with
+        in float64 with no intermediate overflow or underflow (where ``r2 * |i - j|`` or
+        ``|i - j| ** r2`` alone leaves float64's normal range, through ``log r2 + log |i - j|``,
+        ``r1 r2 |i - j|`` from the mantissas and exponents, or ``(r1 t) t`` with
         ``t = |i - j| ** (r2 / 2)``); a bias below float64's range is ``-inf``, as float64
         rounds it (its softmax weight is 0 either way).
 
@@ -150,10 +151,38 @@ def kerple_bias(
     result_dtype(dtype, torch_out=torch_in)  # refuse a bad dtype before computing
     r = abs(_f64(d, torch_in))
     if kind == "log":
-        bias = -a * _log1p_mul(b, r, r / 2, torch_in)
+        bias = -_mul_log1p_mul(a, b, r, torch_in)
     else:
         bias = -_mul_pow(a, r, b, torch_in)
     return _out(0.0 + bias, torch_in, dtype)
+
+
+_TINY = 2.0**-60  # below it log1p(y) rounds to y in float64 (the next term, y / 2, is < 2**-61 y)
+
+
+def _mul_log1p_mul(a: float, b: float, r: Any, torch_in: bool) -> Any:
+    """``a * log1p(b * r)`` for ``r >= 0``: where ``b * r < 2**-60`` it is ``a * b * r``, formed
+    from the three mantissas and exponents, so that neither ``b * r`` (a subnormal keeps few
+    bits) nor ``a * b`` passes float64's range on the way to a result inside it."""
+    ma, ea = math.frexp(a)
+    mb, eb = math.frexp(b)
+    if torch_in:
+        torch = sys.modules["torch"]
+        m, e = torch.frexp(r)
+        # 2**e as two factors, each within float64's range (e clamped where the product is 0
+        # or inf whatever the mantissa): one rounding, at the end
+        e = (e.to(torch.float64) + (ea + eb)).clamp(-2200.0, 2046.0)
+        low = torch.floor(e / 2)
+        product = (ma * mb * m) * torch.exp2(e - low) * torch.exp2(low)
+        with_log = a * _log1p_mul(b, r, r / 2, True)
+        return torch.where(b * r < _TINY, product, with_log)
+    m, e = np.frexp(r)
+    e = e.astype(np.int64) + (ea + eb)
+    with np.errstate(over="ignore", under="ignore"):  # each branch where it is chosen
+        product = np.ldexp(ma * mb * m, np.clip(e, -2200, 2200))
+        small = b * r < _TINY
+    out: FloatArray = np.where(small, product, a * _log1p_mul(b, r, r / 2, False))
+    return out
 
 
 def _log1p_mul(c: float, x: Any, half: Any, torch_in: bool) -> Any:
@@ -174,19 +203,24 @@ def _log1p_mul(c: float, x: Any, half: Any, torch_in: bool) -> Any:
 
 
 def _mul_pow(a: float, r: Any, p: float, torch_in: bool) -> Any:
-    """``a * r ** p`` for ``r >= 0``, ``0 < p <= 2``, also where ``r ** p`` alone overflows:
-    there it is ``(a * t) * t`` with ``t = r ** (p / 2) <= 1.4e154``, which overflows only when
-    the product does."""
+    """``a * r ** p`` for ``r >= 0``, ``0 < p <= 2``, also where ``r ** p`` alone overflows or
+    falls below float64's normal range: there it is ``(a * t) * t`` with ``t = r ** (p / 2)``
+    (``<= 1.4e154``), which overflows only when the product does."""
     if torch_in:
         torch = sys.modules["torch"]
         rp = r**p
         t = r ** (p / 2)
-        return torch.where(torch.isinf(rp), (a * t) * t, a * rp)
-    with np.errstate(over="ignore"):  # r ** p past float64: the other branch
+        far = torch.isinf(rp) | (rp < _NORMAL)
+        return torch.where(far, (a * t) * t, a * rp)
+    with np.errstate(over="ignore", under="ignore"):  # r ** p past float64: the other branch
         rp = r**p
         t = r ** (p / 2)
-        out: FloatArray = np.where(np.isinf(rp), (a * t) * t, a * rp)
+        far = np.isinf(rp) | (rp < _NORMAL)
+        out: FloatArray = np.where(far, (a * t) * t, a * rp)
     return out
+
+
+_NORMAL = 2.0**-1022  # float64's smallest normal number
 
 
 @overload
