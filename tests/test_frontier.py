@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import posenc
 from ci_rule import require
@@ -206,6 +208,44 @@ def test_fire_extreme_parameters_are_right(i, j, c, big_l):
     )
     for value in (float(got), float(t[0, 0])):
         assert abs(value - want) <= 4 * 2**-52 * max(1.0, abs(want)), (value, want)
+
+
+def _log_uniform(lo, hi):
+    return st.floats(math.log10(lo), math.log10(hi)).map(lambda e: 10.0**e)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    r1=_log_uniform(1e-300, 1e300),
+    r2=_log_uniform(1e-300, 1e300),
+    d=st.one_of(st.just(0.0), _log_uniform(1e-300, 1e300)),
+    kernel=st.sampled_from(["log", "power"]),
+)
+def test_kerple_is_right_across_float64(r1, r2, d, kernel):
+    """Within 4 units of float64 (relative, or absolute below its normal range) of the 200-bit
+    formula wherever the answer is finite; -inf exactly where it is below float64's range."""
+    r2 = min(r2, 2.0) if kernel == "power" else r2
+    want = _mp_kerple(d, r1, r2, kernel)
+    got = float(posenc.kerple_bias(np.array([d]), r1=r1, r2=r2, kernel=kernel)[0])
+    if math.isinf(want):
+        assert got == want
+    else:
+        assert abs(got - want) <= 4 * 2**-52 * max(abs(want), 2**-1022 * 2**52), (got, want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    c=_log_uniform(1e-320, 1e308),
+    big_l=_log_uniform(1e-300, 1e300),
+    i=st.one_of(st.just(0.0), _log_uniform(1e-10, 1e300)),
+    frac=st.floats(0.0, 1.0),
+)
+def test_fire_is_right_across_float64(c, big_l, i, frac):
+    """Keys at or before the query (j = frac * i): within 4 units of float64 of the 200-bit ratio."""
+    j = frac * i
+    want = _mp_fire(i, j, c, big_l)
+    got = float(posenc.fire_relative(np.array([i]), np.array([j]), c=c, threshold=big_l)[0, 0])
+    assert abs(got - want) <= 4 * 2**-52 * max(1.0, abs(want)), (got, want)
 
 
 def _with(t, value):
