@@ -106,6 +106,14 @@ SPECS = [
                     "torch-meta": bad_value("positions"),
                     "np-empty": bad_value("positions"),
                     "torch-empty": bad_value("positions"),
+                    # issue 21: one position for every token, half pairing (a reshape error)
+                    "+np-int64-scalar-half": Case(
+                        "positions",
+                        "np-int64-scalar-half",
+                        np.int64(3),
+                        Same(np.full(4, 3)),
+                        with_={"pairing": "half"},
+                    ),
                 },
             ),
             *real_cases("base", 10000.0, invalid=(0, 1, -5)),

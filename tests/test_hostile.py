@@ -651,6 +651,22 @@ SPECS: list[Spec] = [
                     "+wrong-seq": Case(
                         "positions", "wrong-seq", np.arange(5), bad_value("positions")
                     ),
+                    # issue 21: one position for every token of a torch x, half pairing: a
+                    # reshape error in the slab path (fixed on main by 623e724)
+                    "+torch-0d-half": lazy(
+                        "positions",
+                        "torch-0d-half",
+                        lambda: torch.tensor(3),
+                        Same(lambda: torch.full((4,), 3)),
+                        pairing="half",
+                    ),
+                    "+np-int64-scalar-half": Case(
+                        "positions",
+                        "np-int64-scalar-half",
+                        np.int64(3),
+                        Same(np.full(4, 3)),
+                        with_={"pairing": "half"},
+                    ),
                 },
             ),
             *real_cases("base", 10000.0, invalid=(0, 1, -5)),
@@ -880,6 +896,8 @@ SPECS: list[Spec] = [
         [
             *size_cases("dim", 8, invalid=(7,)),
             *size_cases("max_len", 16),
+            # issue 21: a table past the machine's memory, refused by name with its size
+            Case("max_len", "past-memory", 2**40, bad_value("max_len")),
             *real_cases("base", 10000.0, invalid=(0, 1, -5)),
             *choice_cases("layout", ("interleaved", "concat")),
             *real_cases("dropout", 0.0, invalid=(1.0, 1.5, -0.1)),
@@ -903,6 +921,7 @@ SPECS: list[Spec] = [
         {"seq_len": 3, "offset": 0, "dtype": None},
         [
             *size_cases("seq_len", 3, zero=Works(is_empty)),
+            Case("seq_len", "past-memory", 2**40, bad_value("seq_len")),
             Case(
                 "dtype",
                 "float64",
@@ -937,6 +956,9 @@ SPECS: list[Spec] = [
             *choice_cases("pairing", ("interleaved", "half")),
             *scaling_cases(),
             *size_cases("max_len", 16),
+            # issue 21: an allocator error (2**40 positions, 64 TiB of cos and sin) before;
+            # refused by name with the size, before allocating
+            Case("max_len", "past-memory", 2**40, bad_value("max_len")),
             *size_cases("rotary_dim", 4, optional=True, invalid=(3, 10)),
             *size_cases("seq_len", 32, optional=True),
         ],
@@ -1028,6 +1050,7 @@ SPECS: list[Spec] = [
         {"max_len": 16, "dim": 8, "padding_idx": None, "init_std": 0.02},
         [
             *size_cases("max_len", 16),
+            Case("max_len", "past-memory", 2**40, bad_value("max_len")),
             *size_cases("dim", 8),
             *size_cases("padding_idx", 1, optional=True, zero=Works(finite)),
             *real_cases("init_std", 0.02, invalid=(-1,)),

@@ -58,7 +58,9 @@ class RotaryEmbedding(nn.Module):
     TypeError, ValueError
         As :func:`posenc.rope_frequencies` for ``dim``, ``base``, ``scaling``, ``seq_len``;
         ``max_len`` not a positive integer; bad ``pairing`` or ``rotary_dim``; a cache of more
-        than 2**48 entries (``max_len x rotary_dim // 2``).
+        than 2**48 entries (``max_len x rotary_dim // 2``), or one whose float64 cos and sin
+        need more bytes than the default device's memory (refused before allocating, with its
+        size).
 
     Notes
     -----
@@ -126,7 +128,10 @@ class RotaryEmbedding(nn.Module):
         self.max_len = check_dim(max_len, name="max_len", even=False)
         width = "dim" if rotary_dim is None else "rotary_dim"
         check_entries(
-            self.max_len, self.rotary_dim // 2, what=f"the cache of max_len x {width} // 2"
+            self.max_len,
+            self.rotary_dim // 2,
+            what=f"the cache of max_len x {width} // 2",
+            tables=2,  # cos and sin
         )
         inv_freq, factor = rope_frequencies(
             self.rotary_dim, base=base, scaling=scaling, seq_len=seq_len
