@@ -261,7 +261,7 @@ SPECS = [
             ),
             *_positions_rows(),
             # issue 21: one (row, col) for every token of a torch x, half pairing: a reshape
-            # error in the slab path (fixed on main by 623e724)
+            # error in the slab path (fixed on main by 623e724, then b1e025d)
             lazy(
                 "positions",
                 "torch-one-for-all-half",

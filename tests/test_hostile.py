@@ -651,21 +651,20 @@ SPECS: list[Spec] = [
                     "+wrong-seq": Case(
                         "positions", "wrong-seq", np.arange(5), bad_value("positions")
                     ),
-                    # issue 21: one position for every token of a torch x, half pairing: a
-                    # reshape error in the slab path (fixed on main by 623e724)
-                    "+torch-0d-half": lazy(
-                        "positions",
-                        "torch-0d-half",
-                        lambda: torch.tensor(3),
-                        Same(lambda: torch.full((4,), 3)),
-                        pairing="half",
-                    ),
-                    "+np-int64-scalar-half": Case(
+                    # one position for every token on the torch half-pairing path (issue 21)
+                    "+scalar-half": Case(
                         "positions",
                         "np-int64-scalar-half",
                         np.int64(3),
-                        Same(np.full(4, 3)),
+                        Same(np.int64(3)),
                         with_={"pairing": "half"},
+                    ),
+                    "+0d-half": lazy(
+                        "positions",
+                        "torch-0d-half",
+                        lambda: torch.tensor(3),
+                        Same(np.int64(3)),
+                        pairing="half",
                     ),
                 },
             ),
@@ -956,9 +955,8 @@ SPECS: list[Spec] = [
             *choice_cases("pairing", ("interleaved", "half")),
             *scaling_cases(),
             *size_cases("max_len", 16),
-            # issue 21: an allocator error (2**40 positions, 64 TiB of cos and sin) before;
-            # refused by name with the size, before allocating
-            Case("max_len", "past-memory", 2**40, bad_value("max_len")),
+            # a cache past any device's memory (32 TiB): refused by name before allocating
+            Case("max_len", "2**40", 2**40, bad_value("max_len")),
             *size_cases("rotary_dim", 4, optional=True, invalid=(3, 10)),
             *size_cases("seq_len", 32, optional=True),
         ],

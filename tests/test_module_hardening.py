@@ -128,27 +128,9 @@ def test_rope_float_positions_are_fractional_positions():
     )
 
 
-@values
-@pytest.mark.parametrize("pairing", ["interleaved", "half"])
-def test_rope_one_position_for_every_token_equals_the_expanded_positions(pairing):
-    """Issue 21: a 0-d position with (batch, heads, seq, dim) q and k and half pairing was a
-    reshape error in the slab path (``shape '[16, 8]' is invalid``); fixed on main by 623e724."""
-    rope = RotaryEmbedding(8, max_len=16, pairing=pairing)
-    q, k = _randn(2, 3, 16, 8, seed=1), _randn(2, 3, 16, 8, seed=2)
-    for pos in (torch.tensor(3), torch.tensor(40)):  # from the cache, and past it
-        got = rope(q, k, positions=pos)
-        want = rope(q, k, positions=pos.expand(16))
-        for g, w in zip(got, want, strict=True):  # float32: the paths may differ by an ulp
-            torch.testing.assert_close(g, w, rtol=2**-23, atol=2**-22)
-
-
 @pytest.mark.parametrize(
     "build, match",
     [
-        (
-            lambda: RotaryEmbedding(8, max_len=2**40),
-            r"^the cache of max_len x dim // 2 = 1099511627776 x 4 entries needs 64\.0 TiB",
-        ),
         (
             lambda: SinusoidalPositionalEncoding(8, max_len=2**40),
             r"^the table of max_len x dim = 1099511627776 x 8 entries needs 64\.0 TiB",
@@ -162,12 +144,13 @@ def test_rope_one_position_for_every_token_equals_the_expanded_positions(pairing
             r"^the encodings of seq_len x dim = 1099511627776 x 8 entries needs 64\.0 TiB",
         ),
     ],
-    ids=["rope", "sinusoidal", "learned", "encodings"],
+    ids=["sinusoidal", "learned", "encodings"],
 )
 def test_a_table_past_memory_is_refused_by_name_before_allocating(build, match):
-    """Issue 21: RotaryEmbedding(8, max_len=2**40) was the allocator's error (8 TiB asked for the
-    positions alone); refused by name, with the size, before allocating. Under 2**48 entries, so
-    only the memory check stands between these and the allocator."""
+    """Issue 21: a table past the machine's memory was the allocator's error; refused by name,
+    with the size, before allocating. Under 2**48 entries, so only the memory check stands
+    between these and the allocator. (RotaryEmbedding's cache has its own check, with what
+    computing it costs: tests/test_torch_rope.py.)"""
     with pytest.raises(ValueError, match=match + r" for its result, more than the .* of memory"):
         build()
 
@@ -178,16 +161,16 @@ def test_the_memory_limit_is_the_devices_and_none_on_meta(monkeypatch):
     from posenc import _array
 
     monkeypatch.setitem(_array._MEMORY, "cpu", 2**20)
-    # 2 tables (cos, sin) x 2**14 x 4 entries x 8 bytes: exactly 1 MiB fits, one more row not
-    assert RotaryEmbedding(8, max_len=2**14).cos_cached.shape == (2**14, 4)
-    with pytest.raises(ValueError, match=r"max_len x dim // 2 = 16385 x 4 .* needs 1\.0 MiB"):
-        RotaryEmbedding(8, max_len=2**14 + 1)
-    with torch.device("meta"):
-        assert RotaryEmbedding(8, max_len=2**40).cos_cached.shape == (2**40, 4)
+    # the sinusoidal table is computed in float64: 2**14 x 8 entries x 8 bytes is exactly 1 MiB
+    assert SinusoidalPositionalEncoding(8, max_len=2**14).table.shape == (2**14, 8)
+    with pytest.raises(ValueError, match=r"^the table of max_len x dim = 16385 x 8 .* 1\.0 MiB"):
+        SinusoidalPositionalEncoding(8, max_len=2**14 + 1)
     # the learned table is allocated in the default dtype: float32, 4 bytes an entry
     assert LearnedPositionalEmbedding(2**15, 8).weight.shape == (2**15, 8)
     with pytest.raises(ValueError, match=r"^the table of max_len x dim = 32769 x 8"):
         LearnedPositionalEmbedding(2**15 + 1, 8)
+    with torch.device("meta"):
+        assert LearnedPositionalEmbedding(2**40, 8).weight.shape == (2**40, 8)
 
 
 def test_memory_bytes_reads_the_machine_once_per_device(monkeypatch):

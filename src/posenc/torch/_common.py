@@ -36,17 +36,18 @@ def check_entries(
     tables: int = 1,
     itemsize: int = 8,
     device: torch.device | None = None,
+    memory: bool = True,
 ) -> None:
     """Refuse, before allocating, ``tables`` buffers of ``rows x width`` entries past
-    :data:`MAX_ENTRIES` or past the memory of ``device`` (the default device when None), naming
-    ``what`` and the size. ``itemsize``: bytes per entry as computed (float64 by default: the
-    tables are computed in float64 and rounded once)."""
+    :data:`MAX_ENTRIES` or (``memory``) past the memory of ``device`` (the default device when
+    None), naming ``what`` and the size. ``itemsize``: bytes per entry as computed (float64 by
+    default: the tables are computed in float64 and rounded once)."""
     if rows * width > MAX_ENTRIES:
         raise ValueError(
             f"{what} = {rows} x {width} entries is more than 2**48: no device holds such a table; "
             "pass sizes that fit in memory"
         )
-    if compiling():  # sizes are static under tracing
+    if not memory or compiling():  # sizes are static under tracing
         return
     if device is None:
         get = getattr(torch, "get_default_device", None)  # torch >= 2.3
