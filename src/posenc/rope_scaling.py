@@ -21,7 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from ._array import check_base, check_choice, check_dim
+from ._array import (
+    check_base,
+    check_choice,
+    check_dim,
+    compiling,
+    static_value,
+    traced_constant,
+)
 from ._typing import FloatArray
 
 __all__ = ["rope_frequencies"]
@@ -147,6 +154,28 @@ def rope_frequencies(
     >>> np.round(inv_freq / posenc.rope_frequencies(8)[0], 4), round(factor, 4)
     (array([1.   , 0.625, 0.25 , 0.25 ]), 1.1386)
     """
+    if compiling():
+        # traced: every number made static (see static_value), then the constant function runs
+        # once at trace time
+        return _frequencies_constant(
+            static_value(dim), static_value(base), _static_scaling(scaling), static_value(seq_len)
+        )
+    return _frequencies(dim, base, scaling, seq_len)
+
+
+def _static_scaling(scaling: Any) -> Any:
+    """``scaling`` with every number static, for the traced constant below (which needs Python
+    constants); anything unhashable or not a plain dict/list is left to its checks."""
+    if isinstance(scaling, Mapping):
+        return {k: _static_scaling(v) for k, v in scaling.items()}
+    if isinstance(scaling, (list, tuple)):
+        return type(scaling)(_static_scaling(v) for v in scaling)
+    if isinstance(scaling, numbers.Number):
+        return static_value(scaling)
+    return scaling
+
+
+def _frequencies(dim: Any, base: Any, scaling: Any, seq_len: Any) -> tuple[FloatArray, float]:
     dim = _check_width(dim, "dim")
     base = check_base(base)
     if seq_len is not None:
@@ -169,9 +198,11 @@ def rope_frequencies(
 
 # torch.compile / torch.export: the result depends only on these Python arguments, so the tracer
 # may call the function as it is and keep its result as a constant, instead of tracing its NumPy
-# arithmetic as tensor ops (which fails under torch.set_default_device). This is the flag that
-# torch.compiler.assume_constant_result sets; set here so that importing posenc never imports torch.
-rope_frequencies._dynamo_marked_constant = True  # type: ignore[attr-defined]
+# arithmetic as tensor ops (which fails under torch.set_default_device). traced_constant sets the
+# flag that torch.compiler.assume_constant_result sets, so that importing posenc never imports
+# torch. rope_frequencies makes its arguments static first: a constant function cannot take a
+# number that dynamo traces as symbolic (a base or factor that changed between calls).
+_frequencies_constant = traced_constant(_frequencies)
 
 
 def _dynamic(
@@ -218,22 +249,29 @@ def _yarn(
     beta_slow = params.get("beta_slow", 1.0)
 
     def pair_index(rotations: float) -> float:  # the pair whose wavelength fits `rotations` times
-        wavelength = trained / (
-            rotations * 2 * math.pi
-        )  # inf or 0 for extreme betas: clamped below
+        wavelength = trained / (rotations * 2 * math.pi)  # inf or 0 for extreme betas
         if wavelength == 0:
             return -math.inf
         return dim * math.log(wavelength) / (2 * math.log(base))
 
-    # HF floors/ceils, then clamps to [0, dim - 1]; clamping first is the same for integer
-    # bounds and keeps an infinite index (an extreme beta) out of floor/ceil
-    low: float = min(max(pair_index(beta_fast), 0.0), dim - 1.0)
-    high: float = min(max(pair_index(beta_slow), 0.0), dim - 1.0)
-    if params.get("truncate", True):
-        low, high = math.floor(low), math.ceil(high)
-    if low == high:
-        high += 0.001  # as in the reference code: avoids 0 / 0
-    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    # As transformers' find_correction_range and the code released with the paper: floor the
+    # low bound and ceil the high one, then clamp low from below only (>= 0) and high from
+    # above only (<= dim - 1). The two bounds may then cross (low > high, a long trained length
+    # or a small base): the ramp then runs backwards, and HF's blend with it is what a checkpoint
+    # expects, so it is kept. Note the ramp runs over dim // 2 pairs but the clamp is dim - 1.
+    low = max(pair_index(beta_fast), 0.0)
+    high = min(pair_index(beta_slow), dim - 1.0)
+    pairs = np.arange(dim // 2, dtype=np.float64)
+    if low == math.inf or high == -math.inf:
+        # an index past float64 (a beta near 0 or past 1e300; HF's floor/ceil raise here): the
+        # limit of HF's ramp, 1 (interpolate every pair) as low -> inf, 0 as high -> -inf
+        ramp = np.full(dim // 2, 1.0 if low == math.inf else 0.0)
+    else:
+        if params.get("truncate", True):
+            low, high = float(math.floor(low)), float(math.ceil(high))
+        if low == high:
+            high += 0.001  # as in the reference code: avoids 0 / 0
+        ramp = np.clip((pairs - low) / (high - low), 0.0, 1.0)
     inv_freq = (plain / factor) * ramp + plain * (1.0 - ramp)
     return inv_freq, float(attention)
 
