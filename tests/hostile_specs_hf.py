@@ -25,6 +25,7 @@ from hostile_values import (
     choice_cases,
     is_empty,
     lazy,
+    on_meta,
     positions_cases,
     size_cases,
     x_cases,
@@ -61,8 +62,35 @@ def X():
     return torch.randn(2, 2, 4, 16, generator=g, dtype=torch.float64).float()
 
 
-def _rotate(x, position_ids, layer):
-    return SCHEME.rotate(x, position_ids, layer=layer)
+def _rotate(x, position_ids, layer, scheme=SCHEME):
+    return scheme.rotate(x, position_ids, layer=layer)
+
+
+# dynamic NTK over a trained length of 16 (issue 21, items 10 and 21): the frequencies follow
+# max(position_ids) + 1, which every id dtype, sign, device and size must give right or refuse
+DYNAMIC = posenc.hf.describe(
+    {**BASE, "max_position_embeddings": 16, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}
+)
+LONG_IDS = np.array([20, 21, 22, 30])
+
+
+def _dyn(label, value, expect):
+    return lazy("position_ids", f"dynamic-{label}", value, expect, scheme=DYNAMIC)
+
+
+def _trained_rotation(out):
+    """Negative ids: the trained frequencies (what P4 - 8 turns by with seq_len None)."""
+    spec = DYNAMIC.layer(0)
+    want = posenc.apply_rope(
+        X(), torch.from_numpy(P4 - 8), base=spec.base, pairing=spec.pairing, scaling=spec.scaling
+    )
+    torch.testing.assert_close(out, want, rtol=0, atol=1e-6)
+    return True
+
+
+def _same_as_int64(out):
+    torch.testing.assert_close(out, DYNAMIC.rotate(X(), torch.from_numpy(LONG_IDS)), rtol=0, atol=0)
+    return True
 
 
 def _is_layer(index):
@@ -369,6 +397,31 @@ SPECS = [
                         x=X().numpy(),
                     ),
                 },
+            ),
+            _dyn("negative", lambda: torch.from_numpy(P4 - 8), Works(_trained_rotation)),
+            _dyn("np-negative", lambda: P4 - 8, Works(lambda o: _trained_rotation(o))),
+            _dyn(
+                "uint64", lambda: torch.from_numpy(LONG_IDS).to(torch.uint64), Works(_same_as_int64)
+            ),
+            _dyn("np-uint64", lambda: LONG_IDS.astype(np.uint64), Works(_same_as_int64)),
+            lazy(
+                "x",
+                "dynamic-meta",
+                lambda: X().to("meta"),
+                Works(on_meta),
+                scheme=DYNAMIC,
+                position_ids=torch.from_numpy(LONG_IDS).to("meta"),
+            ),
+            _dyn("2**53", lambda: torch.tensor([0, 1, 2, 2**53]), bad_value("position_ids")),
+            _dyn(
+                "np-uint64-2**63",
+                lambda: np.array([0, 1, 2, 2**63], dtype=np.uint64),
+                bad_value("position_ids"),
+            ),
+            _dyn(
+                "float-2**60",
+                lambda: torch.tensor([0.0, 1.0, 2.0, 2.0**60]),
+                bad_value("position_ids"),
             ),
             *size_cases(
                 "layer",

@@ -302,3 +302,54 @@ def test_compile_bench_merges_its_section_and_keeps_the_others(tmp_path):
         "id": KEY,
         "rows": [{"name": "m", "ratio": 0.5}],
     }  # replaced
+
+
+# --- posenc.hf.Scheme.rotate with dynamic and LongRoPE scaling (issue 21, item 21) ---------------
+
+HF_BASE = {
+    "model_type": "llama",
+    "hidden_size": 64,
+    "num_attention_heads": 4,
+    "num_hidden_layers": 2,
+}
+HF_SCALED = {
+    "dynamic": {**HF_BASE, "max_position_embeddings": 16,
+                "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}},
+    "longrope": {**HF_BASE, "model_type": "phi3", "max_position_embeddings": 64,
+                 "original_max_position_embeddings": 16,
+                 "rope_scaling": {"rope_type": "longrope",
+                                  "short_factor": [1.0 + i / 10 for i in range(8)],
+                                  "long_factor": [2.0 + i for i in range(8)]}},
+}  # fmt: skip
+HF_IDS = ([[-4, -3, -2, -1]], [[0, 1, 2, 3]], [[12, 13, 14, 15]], [[20, 21, 22, 30]])
+
+
+@pytest.mark.parametrize("rope_type", list(HF_SCALED))
+def test_scheme_rotate_with_a_length_dependent_scaling_compiles_and_exports(cpu, rope_type):
+    """``int(ids.max()) + 1`` stopped both (a Python int from the data): the choice between the
+    trained and the grown frequencies is now a torch.where in the graph. One graph serves ids
+    below, at and past the trained length 16; the results equal eager's."""
+    from torch._dynamo.testing import CompileCounter
+
+    import posenc.hf
+
+    scheme = posenc.hf.describe(HF_SCALED[rope_type])
+    q = _randn(1, 2, 4, 16)
+    counter = CompileCounter()
+    compiled = torch.compile(lambda x, p: scheme.rotate(x, p), fullgraph=True, backend=counter)
+    for ids in HF_IDS:
+        p = torch.tensor(ids)
+        _close(compiled(q, p), scheme.rotate(q, p))
+    assert counter.frame_count == 1, counter.frame_count
+
+    class Rotate(torch.nn.Module):
+        def forward(self, x, position_ids):
+            return scheme.rotate(x, position_ids)
+
+    exported = torch.export.export(Rotate(), (q, torch.tensor(HF_IDS[1]))).module()
+    for ids in HF_IDS:
+        p = torch.tensor(ids)
+        _close(exported(q, p), scheme.rotate(q, p))
+    # eager refuses an id of 2**53 or more by name; in the graph the same test raises
+    with pytest.raises(RuntimeError, match=r"position_ids must be < 2\*\*53"):
+        compiled(q, torch.tensor([[0, 1, 2, 2**53]]))

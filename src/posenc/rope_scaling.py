@@ -176,10 +176,19 @@ def _static_scaling(scaling: Any) -> Any:
 
 
 def _frequencies(dim: Any, base: Any, scaling: Any, seq_len: Any) -> tuple[FloatArray, float]:
-    dim = _check_width(dim, "dim")
-    base = check_base(base)
     if seq_len is not None:
         seq_len = _positive_int(seq_len, "seq_len")
+    return frequencies_at(dim, base, scaling, seq_len)
+
+
+def frequencies_at(
+    dim: Any, base: Any, scaling: Any, length: float | None, *, name: str = "seq_len"
+) -> tuple[FloatArray, float]:
+    """:func:`rope_frequencies` at a current length that may be fractional (``max(position_ids)
+    + 1`` of float position ids, as transformers' dynamic update reads it); ``name`` is what an
+    error calls the length. Private: for :meth:`posenc.hf.Scheme.rotate`."""
+    dim = _check_width(dim, "dim")
+    base = check_base(base)
     rope_type, params = _check_scaling(scaling, dim, base)
     i = np.arange(0, dim, 2, dtype=np.float64) / dim  # 2i / dim
     plain = np.float64(base) ** -i
@@ -188,12 +197,12 @@ def _frequencies(dim: Any, base: Any, scaling: Any, seq_len: Any) -> tuple[Float
     if rope_type == "linear":
         return plain / params["factor"], 1.0
     if rope_type == "dynamic":
-        return _dynamic(params, dim, base, i, seq_len), 1.0
+        return _dynamic(params, dim, base, i, length, name), 1.0
     if rope_type == "yarn":
         return _yarn(params, dim, base, plain)
     if rope_type == "llama3":
         return _llama3(params, plain), 1.0
-    return _longrope(params, plain, seq_len)
+    return _longrope(params, plain, length)
 
 
 # torch.compile / torch.export: the result depends only on these Python arguments, so the tracer
@@ -206,21 +215,24 @@ _frequencies_constant = traced_constant(_frequencies)
 
 
 def _dynamic(
-    params: dict[str, Any], dim: int, base: float, i: FloatArray, seq_len: int | None
+    params: dict[str, Any], dim: int, base: float, i: FloatArray, seq_len: float | None, name: str
 ) -> FloatArray:
     factor, trained = params["factor"], params["original_max_position_embeddings"]
     length = trained if seq_len is None else max(seq_len, trained)
     if dim == 2:  # one pair, frequency base**0 = 1 whatever the base (HF divides by dim - 2)
         return np.ones(1)
+    if length == trained:  # base' = base; the formula's factor - (factor - 1) is 0 past 2**53
+        plain: FloatArray = np.float64(base) ** -i
+        return plain
     try:
         grown = base * (factor * length / trained - (factor - 1)) ** (dim / (dim - 2))
     except OverflowError:
         grown = math.inf
     if not math.isfinite(grown):
         raise ValueError(
-            f"seq_len = {length} with scaling['factor'] = {factor:g} and "
+            f"{name} = {length} with scaling['factor'] = {factor:g} and "
             f"scaling['original_max_position_embeddings'] = {trained} makes the dynamic NTK base "
-            "overflow float64; pass a smaller seq_len or factor"
+            f"overflow float64; pass a smaller {name} or factor"
         )
     out: FloatArray = np.float64(grown) ** -i
     return out
@@ -306,7 +318,7 @@ def _llama3(params: dict[str, Any], plain: FloatArray) -> FloatArray:
 
 
 def _longrope(
-    params: dict[str, Any], plain: FloatArray, seq_len: int | None
+    params: dict[str, Any], plain: FloatArray, seq_len: float | None
 ) -> tuple[FloatArray, float]:
     trained = params["original_max_position_embeddings"]
     long = seq_len is not None and seq_len > trained

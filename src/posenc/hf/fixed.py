@@ -6,8 +6,9 @@ import math
 from typing import Any
 
 from .keys import MAX_LAYERS, Config, first
+from .layer import LayerScheme
 from .schema import Convention, ModelRow
-from .scheme import LayerScheme, Scheme
+from .scheme import Scheme
 
 __all__ = ["read_fixed"]
 

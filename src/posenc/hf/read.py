@@ -11,6 +11,7 @@ from .classes import class_facts, classes_version
 from .conventions import CONVENTIONS
 from .fixed import read_fixed
 from .keys import MAX_LAYERS, Config
+from .layer import LayerScheme
 from .params import rope_entries
 from .registry import row_for, walk_reason
 from .rotary import (
@@ -24,7 +25,7 @@ from .rotary import (
     window,
 )
 from .schema import ModelRow
-from .scheme import LayerScheme, Scheme
+from .scheme import Scheme
 
 __all__ = ["describe"]
 

@@ -11,9 +11,9 @@ from .._array import _describe, check_base
 from ..rope_scaling import _KEYS
 from .classes import layer_type_names
 from .keys import MAX_LAYERS, Config
+from .layer import LayerScheme
 from .params import RopeEntry
 from .schema import ModelRow
-from .scheme import LayerScheme
 
 # layer types with no attention, hence no positions (state-space, linear-attention and
 # convolution blocks of hybrid models; MoE- or MLP-only blocks)
