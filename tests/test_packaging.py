@@ -36,3 +36,84 @@ def test_readme_gives_the_two_commands_and_the_license_both_terms():
     license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert "MIT License" in license_text and "CC BY 4.0" in license_text
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+# --- the package's modules import one way (issue 19, goal 4) ----------------------------------
+
+
+def _module_graph(root: Path) -> dict[str, set[str]]:
+    """Each module of the package under ``root`` -> the package's modules it imports, read with
+    ``ast``: every import statement counts, at the top, inside a function or under
+    ``TYPE_CHECKING``. ``from . import x`` depends on the module ``x``; the implicit import of a
+    parent package is not an edge (every submodule has it)."""
+    import ast
+
+    def name_of(path: Path) -> str:
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    modules = {name_of(p): p for p in root.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                target = node.module or ""
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules]
+                found = subs or [target]
+            elif isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            else:
+                continue
+            deps.update(m for m in found if m in modules and m != name)
+        graph[name] = deps
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                found.append([*path[path.index(dep) :], dep])
+            elif dep not in state:
+                visit(dep)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return found
+
+
+def test_the_package_modules_import_one_way():
+    """No import cycle among posenc's modules: posenc.hf.scheme and posenc.hf.explain imported
+    each other (explain.py reads a Scheme, Scheme.explain calls explain); now explain reads a
+    Protocol and scheme imports explain."""
+    graph = _module_graph(ROOT / "src" / "posenc")
+    assert {"posenc.hf.scheme", "posenc.hf.explain", "posenc.hf.rotate"} <= set(graph)
+    assert "posenc.hf.explain" in graph["posenc.hf.scheme"]  # the edge is seen, one way
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle(tmp_path):
+    """The test above could be vacuous if the graph missed lazy or TYPE_CHECKING imports."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "a.py").write_text("def f():\n    from .b import g\n")
+    (pkg / "sub" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..sub import a\n"
+    )
+    assert _cycles(_module_graph(pkg)) == [["pkg.sub.a", "pkg.sub.b", "pkg.sub.a"]]

@@ -2,16 +2,59 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from .._array import check_choice
 from .conventions import CONVENTIONS
+from .layer import LayerScheme
 from .registry import TRANSFORMERS_VERSION, installed_transformers, verified_on
 
-if TYPE_CHECKING:
-    from .scheme import LayerScheme, Scheme
-
 __all__ = ["explain", "posenc_call"]
+
+
+class SchemeLike(Protocol):
+    """What this module reads of a :class:`posenc.hf.Scheme` (which imports this module: the
+    dependency runs one way, scheme -> explain)."""
+
+    @property
+    def model_type(self) -> str: ...
+
+    @property
+    def convention(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def known(self) -> bool: ...
+
+    @property
+    def layers(self) -> tuple[LayerScheme, ...]: ...
+
+    @property
+    def sources(self) -> Mapping[str, str]: ...
+
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+
+    @property
+    def notes_zh(self) -> tuple[str, ...]: ...
+
+    @property
+    def ignored_keys(self) -> tuple[str, ...]: ...
+
+    @property
+    def fixed(self) -> Mapping[str, Any]: ...
+
+    @property
+    def applies_to(self) -> str: ...
+
+    @property
+    def num_layers(self) -> int: ...
+
+    def layer(self, index: int) -> LayerScheme: ...
+
 
 _TEXT = {
     "en": {
@@ -102,7 +145,7 @@ def _key(layer: LayerScheme) -> tuple[Any, ...]:
     return tuple(sorted((k, repr(v)) for k, v in d.items()))
 
 
-def posenc_call(scheme: Scheme, layer: int = 0) -> str:
+def posenc_call(scheme: SchemeLike, layer: int = 0) -> str:
     """Experimental. The posenc function call that reproduces layer ``layer`` (a line of Python).
 
     A NoPE layer gives a comment; a scheme without rotation names the posenc function that
@@ -158,7 +201,7 @@ def _num(value: Any) -> str:
     return short if float(short) == float(value) else repr(float(value))
 
 
-def _fixed_call(scheme: Scheme, kind: str) -> str:
+def _fixed_call(scheme: SchemeLike, kind: str) -> str:
     f = scheme.fixed
     if kind == "alibi":
         call = f"posenc.alibi_bias(q_len, k_len, {f['num_heads']}, max_bias={f['max_bias']:g})"
@@ -184,7 +227,7 @@ def _fixed_call(scheme: Scheme, kind: str) -> str:
     return "no positions in attention" if kind == "none" else f"{kind}: no posenc function"
 
 
-def explain(scheme: Scheme, lang: str = "en") -> str:
+def explain(scheme: SchemeLike, lang: str = "en") -> str:
     """The text of :meth:`Scheme.explain`."""
     lang = check_choice(lang, name="lang", choices=("en", "zh"))
     t = _TEXT[lang]
@@ -249,7 +292,7 @@ def explain(scheme: Scheme, lang: str = "en") -> str:
     return "\n".join(lines)
 
 
-def _source(scheme: Scheme, layer: LayerScheme, name: str) -> str | None:
+def _source(scheme: SchemeLike, layer: LayerScheme, name: str) -> str | None:
     prefix = "" if layer.layer_type == "full_attention" else f"{layer.layer_type}: "
     alias = {"base": "base", "rope_type": "rope_type", "scaling": "scaling"}
     if name in alias:
