@@ -58,11 +58,38 @@ def test_explain_prints_the_scheme_explanation(tmp_path, capsys, lang):
     assert "config['rope_scaling']" in out and "posenc.apply_rope(" in out
 
 
-def test_explain_json_is_to_dict(tmp_path, capsys):
-    status, out, err = _run(capsys, _write(tmp_path, LLAMA), "--json")
+def test_explain_json_groups_layers_and_carries_the_call_and_the_pitfalls(tmp_path, capsys):
+    """issue 20, goal 6: --json was Scheme.to_dict(), 854 lines for Llama 3.1 (one object per
+    identical layer), with no posenc call, no pitfalls and the same text in zh."""
+    from hf_configs import llama31
+    from posenc.hf.explain import SCHEMA
+
+    scheme = posenc.hf.describe(llama31())
+    status, out, err = _run(capsys, _write(tmp_path, llama31()), "--json")
     assert (status, err) == (0, "")
-    assert json.loads(out) == posenc.hf.describe(LLAMA).to_dict()
-    assert out == json.dumps(posenc.hf.describe(LLAMA).to_dict(), indent=2) + "\n"
+    data = json.loads(out)
+    assert data["schema"] == SCHEMA == "posenc.explain/1" and data["lang"] == "en"
+    assert data["posenc"] == posenc.__version__
+    assert len(out.splitlines()) < 100, len(out.splitlines())  # was 854
+    (group,) = data["layer_groups"]
+    assert group["layers"] == [[0, 31]] and group["rope_type"] == "llama3"
+    assert group["call"] == posenc.hf.posenc_call(scheme, 0)
+    assert group["sources"]["base"] == "config['rope_theta']"
+    assert group["sources"]["attention_factor"] == "1 (model code)"
+    assert data["pitfalls"] == posenc.hf.explain.pitfalls(scheme, "en")
+    assert data["num_layers"] == 32 and data["kind"] == "rope"
+    status, out_zh, _ = _run(capsys, _write(tmp_path, llama31()), "--json", "--lang", "zh")
+    zh = json.loads(out_zh)
+    assert zh["lang"] == "zh" and zh["pitfalls"] == posenc.hf.explain.pitfalls(scheme, "zh")
+    assert zh["pitfalls"] != data["pitfalls"] and "（" in zh["title"]
+
+
+def test_explain_json_of_a_scheme_without_rotation(tmp_path, capsys):
+    cfg = {"model_type": "t5", "num_layers": 2, "d_model": 64}
+    status, out, _ = _run(capsys, _write(tmp_path, cfg), "--json")
+    data = json.loads(out)
+    assert status == 0 and data["call"].startswith("posenc.t5_bucket(")
+    assert data["layer_groups"][0]["call"] is None and data["fixed"]["num_buckets"] == 32
 
 
 def test_explain_reads_a_checkpoint_folder(tmp_path, capsys):

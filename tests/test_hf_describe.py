@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -946,3 +947,53 @@ def test_explain_says_when_the_installed_transformers_is_not_the_verified_one(mo
         s.explain("en")
     )
     assert "transformers 99.0.0" in s.explain("zh") and "atlas-check" in s.explain("zh")
+
+
+# --- explain: pitfalls and sources chosen by the config (issue 20, goal 6) --------------------
+
+
+def test_pitfalls_follow_the_config_not_the_convention(schemes):
+    from posenc.hf.explain import pitfalls
+
+    def scale(name):
+        return [p for p in pitfalls(schemes[name]) if "attention factor" in p]
+
+    # Llama 3.1 (llama3 scaling): attention factor 1, so no attention-factor pitfall
+    assert schemes["llama31"].layer(0).attention_factor == 1.0 and scale("llama31") == []
+    # YaRN: the factor and its square, as computed
+    (yarn,) = scale("qwen2_yarn")
+    f = schemes["qwen2_yarn"].layer(0).attention_factor
+    assert f"{f:.6g}" in yarn and f"{f * f:.6g}" in yarn and "yarn" in yarn
+    # LongRoPE (Phi-4-mini): the factor, and the switch of the whole sequence to long_factor
+    (longrope,) = scale("phi4_mini")
+    assert "longrope" in longrope
+    switch = [p for p in pitfalls(schemes["phi4_mini"]) if "long_factor" in p]
+    assert len(switch) == 1 and "= 4096" in switch[0]
+    assert not any("long_factor" in p for p in pitfalls(schemes["llama31"]))
+    dynamic = hf.describe({**llama31(), "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}})
+    assert any("Dynamic NTK" in p for p in pitfalls(dynamic))
+    assert [p for p in pitfalls(dynamic, "zh") if "动态 NTK" in p]
+    # the text prints the same list
+    text = schemes["phi4_mini"].explain("en")
+    assert all(p in text for p in pitfalls(schemes["phi4_mini"]))
+
+
+def test_attention_factor_says_where_it_came_from(schemes):
+    def line(name, lang="en"):
+        text = schemes[name].explain(lang)
+        return next(x for x in text.splitlines() if x.strip().startswith("attention_factor ="))
+
+    assert line("llama31").endswith("<- 1 (model code)")
+    assert "sqrt(1 + ln(factor) / ln(original_max_position_embeddings))" in line("phi4_mini")
+    assert "0.1 * ln(factor) + 1 (model code)" in line("qwen2_yarn")
+    assert line("qwen2_yarn", "zh").endswith("0.1 * ln(factor) + 1（模型代码）")
+
+
+def test_zh_source_annotations_are_chinese():
+    """--lang zh left "(absent: LlamaConfig's default)" and "(model code)" in English."""
+    s = hf.describe({"model_type": "llava", "text_config": {"model_type": "llama"}})
+    en, zh = s.explain("en"), s.explain("zh")
+    assert "(absent: LlamaConfig's default)" in en
+    assert "（文件中没有：LlamaConfig 的默认值）" in zh
+    sources = [x.split("<-", 1)[1] for x in zh.splitlines() if "<-" in x]
+    assert sources and not [x for x in sources if re.search(r"default|absent|model code", x)]

@@ -89,7 +89,10 @@ def _add_explain(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     cmd.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text")
     cmd.add_argument(
-        "--json", action="store_true", help="print Scheme.to_dict() as JSON instead of the text"
+        "--json",
+        action="store_true",
+        help="print the explanation as JSON (schema posenc.explain/1: identical layers grouped, "
+        "each group's posenc call, the pitfalls) instead of the text",
     )
     cmd.add_argument(
         "--list", action="store_true", help="list the known model types, grouped by convention"
@@ -140,11 +143,13 @@ def _explain(args: argparse.Namespace) -> int:
                 f"(it knows {len(posenc.hf.MODELS)} verified model types; see {_EXPLAIN} "
                 f"--list). {' '.join(scheme.notes)}"
             )
-        text = (
-            json.dumps(scheme.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
-            if args.json
-            else scheme.explain(args.lang)
-        )
+        if args.json:
+            from posenc.hf.explain import explain_dict
+
+            data = explain_dict(scheme, args.lang)
+            text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+        else:
+            text = scheme.explain(args.lang)
     except (TypeError, ValueError) as exc:
         return _fail(f"{path}: {exc}")
     _write(text)

@@ -38,15 +38,6 @@ _F32_ZH = (
     "transformers 以 float32 计算角度（inv_freq 与 position * inv_freq），位置超过几千后，"
     "cos/sin 与精确值相差约 position * 2**-24 弧度。"
 )
-_SCALE_EN = (
-    "YaRN and LongRoPE multiply cos and sin by the attention factor, so q·k grows by its square; "
-    "a port that applies it to the softmax scale instead must square it."
-)
-_SCALE_ZH = (
-    "YaRN 与 LongRoPE 把注意力因子乘在 cos 和 sin 上，q·k 因而放大其平方倍；"
-    "若移植时改乘在 softmax 缩放上，须用它的平方。"
-)
-
 _CONVENTIONS = {
     "llama": Convention(
         "llama",
@@ -55,8 +46,8 @@ _CONVENTIONS = {
         page="rope",
         title_en="RoPE, rotate_half pairing (HF Llama)",
         title_zh="RoPE，rotate_half 配对（HF Llama）",
-        pitfalls_en=(_HALF_EN, _SCALE_EN, _F32_EN),
-        pitfalls_zh=(_HALF_ZH, _SCALE_ZH, _F32_ZH),
+        pitfalls_en=(_HALF_EN, _F32_EN),
+        pitfalls_zh=(_HALF_ZH, _F32_ZH),
     ),
     "partial": Convention(
         "partial",

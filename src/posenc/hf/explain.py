@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from .._array import check_choice
 from .conventions import CONVENTIONS
 from .layer import LayerScheme
-from .registry import TRANSFORMERS_VERSION, installed_transformers, verified_on
+from .registry import TRANSFORMERS_VERSION, as_jsonable, installed_transformers, verified_on
 
-__all__ = ["explain", "posenc_call"]
+__all__ = ["explain", "explain_dict", "pitfalls", "posenc_call"]
 
 
 class SchemeLike(Protocol):
@@ -227,6 +228,101 @@ def _fixed_call(scheme: SchemeLike, kind: str) -> str:
     return "no positions in attention" if kind == "none" else f"{kind}: no posenc function"
 
 
+# --- pitfalls chosen by what the config does -----------------------------------------------------
+# A row: (name, en, zh). _PITFALL_FACTS[name](scheme) gives the values the text is filled with, or
+# None where the config does not do it (the convention's own pitfalls come from CONVENTIONS).
+CONFIG_PITFALLS = (
+    (
+        "attention_factor",
+        "This config's {rope_type} scaling multiplies cos and sin by the attention factor "
+        "{factor:.6g}, so q·k grows by its square {square:.6g}; a port that applies it to the "
+        "softmax scale instead must square it.",
+        "此配置的 {rope_type} 缩放把注意力因子 {factor:.6g} 乘在 cos 和 sin 上，q·k 因而放大其平方 "
+        "{square:.6g} 倍；若移植时改乘在 softmax 缩放上，须用它的平方。",
+    ),
+    (
+        "longrope",
+        "LongRoPE switches the whole sequence to long_factor once max(position_ids) + 1 exceeds "
+        "original_max_position_embeddings = {length}: the first tokens turn differently too, so "
+        "keys cached while the sequence was shorter no longer match.",
+        "一旦 max(position_ids) + 1 超过 original_max_position_embeddings = {length}，LongRoPE "
+        "会让整个序列改用 long_factor：前面的词元也随之改变角度，序列较短时缓存的键不再匹配。",
+    ),
+    (
+        "dynamic",
+        "Dynamic NTK scaling grows the base once max(position_ids) + 1 exceeds {length}; "
+        "transformers' module keeps the grown frequencies for later shorter calls until the "
+        "length drops below {length} (posenc's Scheme.rotate is a fresh module on every call).",
+        "一旦 max(position_ids) + 1 超过 {length}，动态 NTK 缩放会增大 base；transformers 的模块"
+        "在之后较短的调用中沿用增大后的频率，直到长度降到 {length} 以下"
+        "（posenc 的 Scheme.rotate 每次调用都相当于一个新模块）。",
+    ),
+)
+
+
+def _rotary(scheme: SchemeLike) -> list[LayerScheme]:
+    return [layer for layer in scheme.layers if layer.kind in ("rope", "mrope")]
+
+
+def _scaled_factor(scheme: SchemeLike) -> dict[str, Any] | None:
+    for layer in _rotary(scheme):
+        factor = layer.attention_factor
+        if factor is not None and float(factor) != 1.0:
+            f = float(factor)
+            return {"rope_type": layer.rope_type, "factor": f, "square": f * f}
+    return None
+
+
+def _length_of(rope_type: str) -> Any:
+    def facts(scheme: SchemeLike) -> dict[str, Any] | None:
+        for layer in _rotary(scheme):
+            if layer.rope_type == rope_type:
+                length = (layer.scaling or {}).get("original_max_position_embeddings")
+                return {"length": length}
+        return None
+
+    return facts
+
+
+_PITFALL_FACTS = {
+    "attention_factor": _scaled_factor,
+    "longrope": _length_of("longrope"),
+    "dynamic": _length_of("dynamic"),
+}
+
+
+def pitfalls(scheme: SchemeLike, lang: str = "en") -> list[str]:
+    """The convention's pitfalls, then those the config's own choices bring (scaling type)."""
+    conv = CONVENTIONS[scheme.convention]
+    out = list(conv.pitfalls_en if lang == "en" else conv.pitfalls_zh)
+    for name, en, zh in CONFIG_PITFALLS:
+        facts = _PITFALL_FACTS[name](scheme)
+        if facts is not None:
+            out.append((en if lang == "en" else zh).format(**facts))
+    return out
+
+
+# --- where a value came from, in Chinese: the English forms read.py writes --------------------
+_SOURCE_ZH = (
+    (re.compile(r"\(absent: (\S+)'s default\)"), r"（文件中没有：\1 的默认值）"),
+    (re.compile(r"\(model code's default; no ([^)]*)\)"), r"（模型代码的默认值；没有 \1）"),
+    (re.compile(r"(\S+)'s default rope_parameters"), r"\1 的默认 rope_parameters"),
+    (re.compile(r"(\S+)'s default base"), r"\1 的默认 base"),
+    (re.compile(r"(\S+)'s default"), r"\1 的默认值"),
+    (re.compile(r"rope_type of the entry it updates"), "它所更新条目的 rope_type"),
+    (re.compile(r"computed from"), "计算自"),
+    (re.compile(r" ?\(model code\)$"), "（模型代码）"),
+    (re.compile(r"^model code$"), "模型代码"),
+)
+
+
+def _source_text(src: str, lang: str) -> str:
+    if lang == "zh":
+        for pattern, repl in _SOURCE_ZH:
+            src = pattern.sub(repl, src)
+    return src
+
+
 def explain(scheme: SchemeLike, lang: str = "en") -> str:
     """The text of :meth:`Scheme.explain`."""
     lang = check_choice(lang, name="lang", choices=("en", "zh"))
@@ -245,12 +341,14 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
     for key in ("selected by", "values rotate", "layer_types", "layers", "layer pattern",
                 "NoPE layers"):  # fmt: skip
         if key in scheme.sources:
-            lines.append(f"  {key} <- {scheme.sources[key]}")
+            lines.append(f"  {key} <- {_source_text(scheme.sources[key], lang)}")
     if conv.kind not in ("rope", "mrope"):
         lines.append(t["norotate"].format(kind=conv.kind))
         for name, value in scheme.fixed.items():
             src = scheme.sources.get(name)
-            lines.append(f"  {name} = {value!r}" + (f"  <- {src}" if src else ""))
+            lines.append(
+                f"  {name} = {value!r}" + (f"  <- {_source_text(src, lang)}" if src else "")
+            )
         lines.append("  " + t["call"])
         lines.append("    " + _fixed_call(scheme, conv.kind))
     groups: dict[tuple[Any, ...], list[int]] = {}
@@ -272,10 +370,12 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
             if name == "scaling":
                 value = dict(value)
             src = _source(scheme, layer, name)
-            lines.append(f"  {name} = {value!r}" + (f"  <- {src}" if src else ""))
+            lines.append(
+                f"  {name} = {value!r}" + (f"  <- {_source_text(src, lang)}" if src else "")
+            )
         lines.append("  " + t["call"])
         lines.append("    " + posenc_call(scheme, layer.index))
-    pits = conv.pitfalls_en if lang == "en" else conv.pitfalls_zh
+    pits = pitfalls(scheme, lang)
     if pits:
         lines.append(t["pitfalls"])
         lines.extend(f"  - {p}" for p in pits)
@@ -292,11 +392,101 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
     return "\n".join(lines)
 
 
+# how transformers derives the attention factor where rope_parameters does not set it
+_ATTENTION_FORMULA = {
+    "yarn": "0.1 * ln(factor) + 1",
+    "yarn-mscale": "g(mscale) / g(mscale_all_dim), g(m) = 0.1 * m * ln(factor) + 1",
+    "longrope": "sqrt(1 + ln(factor) / ln(original_max_position_embeddings))",
+}
+
+
+SCHEMA = "posenc.explain/1"
+
+
+def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
+    """``posenc explain --json``: the explanation as JSON-ready data (schema :data:`SCHEMA`).
+
+    Identical layers form one group (``"layers"``: inclusive index ranges), each with its
+    fields, the config key of each (``"sources"``) and its posenc call; then the pitfalls and
+    notes in ``lang``. :meth:`Scheme.to_dict` keeps every layer in full.
+    """
+    from .._version import __version__
+
+    lang = check_choice(lang, name="lang", choices=("en", "zh"))
+    conv = CONVENTIONS[scheme.convention]
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for layer in scheme.layers:
+        groups.setdefault(_key(layer), []).append(layer.index)
+    out_groups = []
+    for indices in groups.values():
+        layer = scheme.layers[indices[0]]
+        fields = layer.to_dict()
+        fields.pop("index")
+        sources = {
+            name: _source_text(src, lang)
+            for name in _FIELDS
+            if fields.get(name) is not None and (src := _source(scheme, layer, name))
+        }
+        rotary = layer.kind in ("rope", "mrope", "nope")
+        out_groups.append(
+            {
+                "layers": _range_pairs(indices),
+                **fields,
+                "sources": sources,
+                "call": posenc_call(scheme, layer.index) if rotary else None,
+            }
+        )
+    rotary_scheme = conv.kind in ("rope", "mrope")
+    return {
+        "schema": SCHEMA,
+        "posenc": __version__,
+        "transformers": verified_on(scheme.model_type) or TRANSFORMERS_VERSION,
+        "lang": lang,
+        "model_type": scheme.model_type,
+        "convention": scheme.convention,
+        "title": conv.title_en if lang == "en" else conv.title_zh,
+        "kind": scheme.kind,
+        "known": scheme.known,
+        "applies_to": scheme.applies_to,
+        "num_layers": scheme.num_layers,
+        "layer_groups": out_groups,
+        "fixed": as_jsonable(dict(scheme.fixed)),
+        "call": None if rotary_scheme else _fixed_call(scheme, conv.kind),
+        "sources": {k: _source_text(v, lang) for k, v in scheme.sources.items()},
+        "pitfalls": pitfalls(scheme, lang),
+        "notes": list(scheme.notes if lang == "en" else scheme.notes_zh),
+        "ignored_keys": list(scheme.ignored_keys),
+    }
+
+
+def _range_pairs(indices: list[int]) -> list[list[int]]:
+    """Sorted layer indices as inclusive ``[first, last]`` runs."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return runs
+
+
 def _source(scheme: SchemeLike, layer: LayerScheme, name: str) -> str | None:
     prefix = "" if layer.layer_type == "full_attention" else f"{layer.layer_type}: "
     alias = {"base": "base", "rope_type": "rope_type", "scaling": "scaling"}
     if name in alias:
         return scheme.sources.get(prefix + alias[name]) or scheme.sources.get(alias[name])
+    if name == "attention_factor":  # derived by the model's code, from the scaling's keys
+        scaling = layer.scaling or {}
+        where = _source(scheme, layer, "scaling")
+        if "attention_factor" in scaling:
+            return f"{where}['attention_factor']" if where else None
+        rope_type = str(layer.rope_type)
+        if rope_type == "yarn" and scaling.get("mscale") and scaling.get("mscale_all_dim"):
+            rope_type = "yarn-mscale"
+        formula = _ATTENTION_FORMULA.get(rope_type)
+        if formula is None:
+            return "1 (model code)"
+        return (f"computed from {where}: " if where else "") + f"{formula} (model code)"
     if name == "rotary_dim":
         return scheme.sources.get("rotary_dim") or scheme.sources.get("partial_rotary_factor")
     return scheme.sources.get(name)
