@@ -997,3 +997,25 @@ def test_zh_source_annotations_are_chinese():
     assert "（文件中没有：LlamaConfig 的默认值）" in zh
     sources = [x.split("<-", 1)[1] for x in zh.splitlines() if "<-" in x]
     assert sources and not [x for x in sources if re.search(r"default|absent|model code", x)]
+
+
+@pytest.mark.parametrize("mscale_all_dim,multiplier", [(1.0, 1.874), (0.707, 1.590)])
+def test_mla_softmax_scale_is_computed_for_the_config(mscale_all_dim, multiplier):
+    """issue 20, goal 4: the MLA softmax-scale multiplier printed, not only named (DeepSeek-V3
+    x1.874, DeepSeek-V2-Lite's mscale_all_dim 0.707 x1.590), equal to transformers' own."""
+    from posenc.hf.explain import pitfalls
+
+    cfg = deepseek_v3()
+    cfg["rope_scaling"] = {**cfg["rope_scaling"], "mscale_all_dim": mscale_all_dim}
+    (line,) = [p for p in pitfalls(hf.describe(cfg)) if p.startswith("The softmax scale is")]
+    g = 0.1 * mscale_all_dim * math.log(40) + 1
+    assert f"{g * g:.4g}" == f"{multiplier:.4g}" and f"× {multiplier:.4g}" in line
+    scale = posenc.mla_softmax_scale(128, 64, scaling=cfg["rope_scaling"])
+    assert f"{scale:.6g}" in line
+    modeling = pytest.importorskip("transformers.models.deepseek_v3.modeling_deepseek_v3")
+    want = modeling.yarn_apply_mscale({**cfg["rope_scaling"], "rope_type": "yarn"}, 192**-0.5)
+    assert math.isclose(scale, want, rel_tol=1e-12)
+    # no mscale_all_dim, or no MLA: no such line
+    plain = {**cfg, "rope_scaling": {**cfg["rope_scaling"], "mscale_all_dim": 0}}
+    assert not [p for p in pitfalls(hf.describe(plain)) if p.startswith("The softmax scale")]
+    assert not [p for p in pitfalls(hf.describe(llama31())) if p.startswith("The softmax scale")]

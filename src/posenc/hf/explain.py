@@ -233,6 +233,13 @@ def _fixed_call(scheme: SchemeLike, kind: str) -> str:
 # None where the config does not do it (the convention's own pitfalls come from CONVENTIONS).
 CONFIG_PITFALLS = (
     (
+        "mla_softmax_scale",
+        "The softmax scale is {scale:.6g} = {width}**-0.5 × {multiplier:.4g} (YaRN's "
+        "mscale_all_dim, squared), not {width}**-0.5: {call}.",
+        "softmax 缩放为 {scale:.6g} = {width}**-0.5 × {multiplier:.4g}（YaRN 的 mscale_all_dim "
+        "取平方），而不是 {width}**-0.5：{call}。",
+    ),
+    (
         "attention_factor",
         "This config's {rope_type} scaling multiplies cos and sin by the attention factor "
         "{factor:.6g}, so q·k grows by its square {square:.6g}; a port that applies it to the "
@@ -260,6 +267,26 @@ CONFIG_PITFALLS = (
 )
 
 
+def _mla_scale(scheme: SchemeLike) -> dict[str, Any] | None:
+    """MLA (rotary features at the tail) with a non-zero mscale_all_dim: the softmax scale
+    transformers' ``yarn_apply_mscale`` gives the attention (every tail-slot model of 5.24)."""
+    from ..mla import mla_softmax_scale
+
+    for layer in _rotary(scheme):
+        scaling = layer.scaling or {}
+        if layer.slot != "tail" or not scaling.get("mscale_all_dim"):
+            continue
+        rope, width = int(layer.rotary_dim or 0), int(layer.head_dim or 0)
+        scale = mla_softmax_scale(width - rope, rope, scaling=scaling)
+        return {
+            "scale": scale,
+            "multiplier": scale * width**0.5,
+            "call": f"posenc.mla_softmax_scale({width - rope}, {rope}, scaling=...)",
+            "width": width,
+        }
+    return None
+
+
 def _rotary(scheme: SchemeLike) -> list[LayerScheme]:
     return [layer for layer in scheme.layers if layer.kind in ("rope", "mrope")]
 
@@ -285,6 +312,7 @@ def _length_of(rope_type: str) -> Any:
 
 
 _PITFALL_FACTS = {
+    "mla_softmax_scale": _mla_scale,
     "attention_factor": _scaled_factor,
     "longrope": _length_of("longrope"),
     "dynamic": _length_of("dynamic"),
