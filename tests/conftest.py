@@ -41,7 +41,7 @@ def make(backend: str, values, device: str = "cpu", dtype=None):
 
 def to_numpy(x) -> np.ndarray:
     if isinstance(x, torch.Tensor):
-        return x.detach().cpu().to(torch.float64).numpy()
+        return x.detach().cpu().to(torch.float64).cpu().numpy()
     return np.asarray(x, dtype=np.float64)
 
 

@@ -163,7 +163,9 @@ def finite(out) -> bool:
 def to64(a) -> np.ndarray:
     if isinstance(a, torch.Tensor):
         return (
-            a.detach().cpu().to(torch.float64).numpy() if a.is_floating_point() else a.cpu().numpy()
+            a.detach().cpu().to(torch.float64).cpu().numpy()
+            if a.is_floating_point()
+            else a.cpu().numpy()
         )
     return np.asarray(a)
 
@@ -527,7 +529,7 @@ def x_cases(
         ),
     ]
     if not numpy_ok:
-        cases.append(lazy(arg, "numpy", lambda: ref().numpy(), bad_type(arg)))
+        cases.append(lazy(arg, "numpy", lambda: ref().cpu().numpy(), bad_type(arg)))
     cases.append(lazy(arg, "zero-width", lambda: ref()[..., :0], bad_value(arg)))
     return with_overrides(cases, overrides)
 

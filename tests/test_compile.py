@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import posenc
+import seeded
 from posenc.torch import (
     LearnedPositionalEmbedding,
     RotaryEmbedding,
@@ -30,7 +31,7 @@ def _compile(fn):
 
 
 def _randn(*shape, seed=0, dtype=torch.float32):
-    return torch.randn(
+    return seeded.randn(
         shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64
     ).to(dtype)
 
