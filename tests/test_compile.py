@@ -116,6 +116,7 @@ def test_rope_offset(rope, offset):
 )
 def test_rope_positions_tensor(rope, positions):
     module, _, with_positions = rope
+    positions = positions.cpu()  # built at import, on the default device; compiled on the CPU
     q, k = _randn(2, 3, 4, 16), _randn(2, 1, 4, 16, seed=1)
     _close(with_positions(q, k, positions), module(q, k, positions=positions))
     _close(with_positions(q, k, positions)[1], posenc.apply_rope(k, positions, pairing="half"))
