@@ -163,9 +163,7 @@ def finite(out) -> bool:
 def to64(a) -> np.ndarray:
     if isinstance(a, torch.Tensor):
         return (
-            a.detach().cpu().to(torch.float64).cpu().numpy()
-            if a.is_floating_point()
-            else a.cpu().numpy()
+            a.detach().cpu().to(torch.float64).numpy() if a.is_floating_point() else a.cpu().numpy()
         )
     return np.asarray(a)
 
@@ -618,6 +616,27 @@ def scaling_cases(arg: str = "scaling") -> list[Case]:
             "yarn-zero-mscale",
             lambda: {**yarn, "mscale": -1 / (0.1 * math.log(4.0)), "mscale_all_dim": 1.0},
             bad_value("mscale"),
+        ),
+        # issue 21, item 1: HF clamps YaRN's correction range one-sidedly; a trained length so
+        # long that the bounds cross interpolates every pair (= linear), betas whose pair index
+        # overflows float64 give the ramp's limits (linear near 0, none near float64's max)
+        lazy(
+            arg,
+            "yarn-bounds-cross",
+            lambda: {**yarn, "original_max_position_embeddings": 10**12, "attention_factor": 1.0},
+            Same(lambda: {"rope_type": "linear", "factor": 4.0}),
+        ),
+        lazy(
+            arg,
+            "yarn-betas-near-0",
+            lambda: {**yarn, "beta_fast": 1e-320, "beta_slow": 1e-320, "attention_factor": 1.0},
+            Same(lambda: {"rope_type": "linear", "factor": 4.0}),
+        ),
+        lazy(
+            arg,
+            "yarn-betas-near-max",
+            lambda: {**yarn, "beta_fast": 1e308, "beta_slow": 1e308, "attention_factor": 1.0},
+            Same(lambda: {"rope_type": "default"}),
         ),
         lazy(
             arg,

@@ -33,7 +33,7 @@ def require(modname):
 
 
 def _numpy(t):
-    return t.detach().cpu().to(torch.float64).cpu().numpy()
+    return t.detach().cpu().to(torch.float64).numpy()
 
 
 @pytest.fixture(scope="module")

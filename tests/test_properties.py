@@ -30,11 +30,7 @@ FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
 
 
 def _np(t):
-    return (
-        t.detach().cpu().to(torch.float64).cpu().numpy()
-        if t.is_floating_point()
-        else t.cpu().numpy()
-    )
+    return t.detach().cpu().to(torch.float64).numpy() if t.is_floating_point() else t.cpu().numpy()
 
 
 positions_1d = st.lists(st.integers(-(2**20), 2**20), min_size=0, max_size=6).map(np.array)
