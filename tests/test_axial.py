@@ -77,7 +77,8 @@ def test_detr_learned_positions_are_an_axial_table_with_halves_swapped():
     torch.manual_seed(0)
     emb = mod.DetrLearnedPositionEmbedding(embedding_dim=4)
     h, w = 3, 5
-    pos = emb(torch.Size([1, 8, h, w]), "cpu", torch.float32).detach()  # (1, 8, h, w)
+    where = emb.row_embeddings.weight.device  # the default device: cuda on the cuda leg
+    pos = emb(torch.Size([1, 8, h, w]), where, torch.float32).detach()  # (1, 8, h, w)
     got = pos[0].permute(1, 2, 0).reshape(h * w, 8)
     rows, cols = emb.row_embeddings.weight[:h].detach(), emb.column_embeddings.weight[:w].detach()
     ax = posenc.axial_position_embeddings([rows, cols], h * w)

@@ -120,7 +120,11 @@ def _tiny_llama(impl):
         vocab_size=100,
         attn_implementation=impl,
     )
-    return transformers.LlamaForCausalLM(cfg).double().eval()
+    # weights drawn by the CPU generator, then moved: the same model on every --device (the
+    # cuda leg's own generator drew other weights, and the page quotes this model's numbers)
+    with torch.device("cpu"):
+        model = transformers.LlamaForCausalLM(cfg)
+    return model.to(torch.get_default_device()).double().eval()
 
 
 @pytest.mark.parametrize("impl", ["sdpa", "eager"])

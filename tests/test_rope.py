@@ -979,9 +979,11 @@ def _thp_mode():
 def test_a_large_cpu_output_is_advised_for_huge_pages():
     """The output of a large CPU rotation is advised for transparent huge pages (one fault per
     2 MiB): /proc/self/smaps marks its mapping eligible (whether the kernel found a free huge
-    page is up to it)."""
-    x = torch.randn(1, 4, 2048, 128)  # 4 MiB
-    out = posenc.apply_rope(x, torch.arange(2048), pairing="half")
+    page is up to it). A CPU behaviour: the tensors are made on the CPU on every --device leg
+    (under --device cuda the default device would put them on the card, with no smaps entry)."""
+    x = torch.randn(1, 4, 2048, 128, device="cpu")  # 4 MiB
+    out = posenc.apply_rope(x, torch.arange(2048, device="cpu"), pairing="half")
+    assert out.device.type == "cpu"
     start = -(-out.data_ptr() // 2**21) * 2**21  # the first whole 2 MiB page of it
     fields, inside = {}, False
     with open("/proc/self/smaps") as f:
