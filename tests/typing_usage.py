@@ -441,6 +441,17 @@ def video_and_engines() -> None:
     assert_type(posenc.mlx_rope(cfg), dict[str, Any])
     assert_type(posenc.vllm_rope(cfg), dict[str, Any])
     assert posenc.engine_conventions("qwen2").gguf_arch == "qwen2"
+    g = np.log(np.full(4, 0.5))
+    assert_type(posenc.forgetting_bias(g), npt.NDArray[np.floating[Any]])
+    _is(posenc.forgetting_bias(torch.from_numpy(g)), torch.Tensor)
+    z = np.zeros((4, 4))
+    assert_type(posenc.stick_breaking_weights(z), npt.NDArray[np.floating[Any]])
+    _is(posenc.stick_breaking_weights(torch.zeros(4, 4), attend_current=True), torch.Tensor)
+    qk = np.ones((4, 3))
+    assert_type(posenc.path_scores(qk, qk, qk, np.ones(4)), npt.NDArray[np.floating[Any]])
+    t = torch.ones(4, 3)
+    _is(posenc.path_scores(t, t, t, torch.ones(4)), torch.Tensor)
+    assert posenc.hybrid_attention("jamba").attention == "none"
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ from . import axial as _axial
 from . import deberta as _deberta
 from . import engines as _engines
 from . import frontier as _frontier
+from . import hybrid as _hybrid
 from . import layers as _layers
 from . import mla as _mla
 from . import mrope as _mrope
@@ -40,6 +41,7 @@ from .axial import *  # noqa: F403
 from .deberta import *  # noqa: F403
 from .engines import *  # noqa: F403
 from .frontier import *  # noqa: F403
+from .hybrid import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .mla import *  # noqa: F403
 from .mrope import *  # noqa: F403
@@ -80,6 +82,7 @@ __all__ = [
     *_rope_nd.__all__,
     *_video_rope.__all__,
     *_engines.__all__,
+    *_hybrid.__all__,
 ]
 
 

@@ -328,12 +328,14 @@ def vllm_rope(config: Any) -> dict[str, Any]:
     Examples
     --------
     >>> import posenc
-    >>> cfg = {"model_type": "gpt_neox", "hidden_size": 2048, "num_attention_heads": 16,
-    ...        "num_hidden_layers": 16, "rotary_pct": 0.25, "rope_theta": 10000.0,
-    ...        "max_position_embeddings": 2048}
+    >>> cfg = {"model_type": "stablelm", "hidden_size": 2560, "num_attention_heads": 32,
+    ...        "num_hidden_layers": 32, "partial_rotary_factor": 0.25,
+    ...        "rope_theta": 10000.0, "max_position_embeddings": 4096}
     >>> v = posenc.vllm_rope(cfg)
-    >>> v["head_size"], v["rotary_dim"], v["is_neox_style"], v["rope_parameters"]
-    (128, 32, True, {'rope_theta': 10000.0, 'rope_type': 'default', 'partial_rotary_factor': 0.25})
+    >>> v["head_size"], v["rotary_dim"], v["is_neox_style"], v["max_model_len"]
+    (80, 20, True, 4096)
+    >>> v["rope_parameters"]
+    {'rope_theta': 10000.0, 'rope_type': 'default', 'partial_rotary_factor': 0.25}
     """
     scheme, layer, row = _scheme(config)
     kind = layer.rope_type or "default"

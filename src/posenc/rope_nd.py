@@ -321,8 +321,8 @@ def rope_grid_positions(sizes: Sequence[int], *, like: Any = None) -> Tensor | I
         cells *= s
     if cells > 2**40:
         raise ValueError(
-            f"a grid of {list(shape)} has {cells} cells, more than 2**40: pass one that fits "
-            "in memory"
+            f"sizes {list(shape)} make a grid of {cells} cells, more than 2**40: pass one that "
+            "fits in memory"
         )
     torch_out, device, _ = like_spec(like, None)
     grid = np.indices(shape, dtype=np.int64).reshape(len(shape), -1).T

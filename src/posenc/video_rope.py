@@ -161,9 +161,9 @@ def videorope_position_ids(
     >>> ids = posenc.videorope_position_ids([[("text", 2), ("video", (2, 6, 6)),
     ...                                       ("text", 1)]])
     >>> ids[:, 0].astype(int)
-    array([[ 0,  1,  2,  2,  2,  2,  2,  2,  2,  2,  2,  4,  4,  4,  4,  4,  4,  4,  4,  4,  5],
-           [ 0,  1,  1,  1,  1,  2,  2,  2,  3,  3,  3,  3,  3,  3,  4,  4,  4,  5,  5,  5,  5],
-           [ 0,  1,  1,  2,  3,  1,  2,  3,  1,  2,  3,  3,  4,  5,  3,  4,  5,  3,  4,  5,  5]])
+    array([[0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5],
+           [0, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 5],
+           [0, 1, 1, 2, 3, 1, 2, 3, 1, 2, 3, 3, 4, 5, 3, 4, 5, 3, 4, 5, 5]])
     """
     merge = _size(spatial_merge_size, "spatial_merge_size")
     delta = check_scalar(temporal_stride, name="temporal_stride")
