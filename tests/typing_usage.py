@@ -441,7 +441,7 @@ def video_and_engines() -> None:
     assert_type(posenc.mlx_rope(cfg), dict[str, Any])
     assert_type(posenc.vllm_rope(cfg), dict[str, Any])
     assert posenc.engine_conventions("qwen2").gguf_arch == "qwen2"
-    g = np.log(np.full(4, 0.5))
+    g = np.full(4, -0.5)
     assert_type(posenc.forgetting_bias(g), npt.NDArray[np.floating[Any]])
     _is(posenc.forgetting_bias(torch.from_numpy(g)), torch.Tensor)
     z = np.zeros((4, 4))
