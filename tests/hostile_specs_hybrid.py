@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 import posenc
+import posenc.hf
 from hostile_values import (
     Case,
     Either,
@@ -161,4 +162,23 @@ SPECS = [
     Spec("posenc.gguf_rope", posenc.gguf_rope, {"config": QWEN}, _config_cases()),
     Spec("posenc.mlx_rope", posenc.mlx_rope, {"config": QWEN}, _config_cases()),
     Spec("posenc.vllm_rope", posenc.vllm_rope, {"config": QWEN}, _config_cases()),
+    Spec(
+        "posenc.explain_engines",
+        posenc.explain_engines,
+        {"config": QWEN, "lang": "en"},
+        [
+            *_config_cases(),
+            Case(
+                "config",
+                "scheme",
+                posenc.hf.describe(QWEN),
+                Works(lambda t: t == posenc.explain_engines(QWEN)),
+            ),
+            Case("lang", "zh", "zh", Works(lambda t: "旋转类型" in t)),
+            Case("lang", "unknown", "fr", bad_value("lang")),
+            Case("lang", "upper", "EN", bad_value("lang")),
+            Case("lang", "None", None, bad("lang")),
+            Case("lang", "int", 0, bad("lang")),
+        ],
+    ),
 ]

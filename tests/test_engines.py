@@ -256,6 +256,18 @@ def test_vllm_longrope_takes_the_short_factors_by_default():
     assert posenc.vllm_rope(case["config"])["max_model_len"] == 4096
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_explain_engines(name):
+    """The text names the arch, the rope type, each engine's module; a Scheme gives the same."""
+    cfg = CASES[name]["config"]
+    g, m = posenc.gguf_rope(cfg), posenc.mlx_rope(cfg)
+    for lang in ("en", "zh"):
+        text = posenc.explain_engines(cfg, lang)
+        assert len(text.splitlines()) == 4
+        assert repr(g["arch"]) in text and g["rope_type"].upper() in text and m["module"] in text
+        assert text == posenc.explain_engines(posenc.hf.describe(cfg), lang)
+
+
 # --- bad input ----------------------------------------------------------------------------------
 
 

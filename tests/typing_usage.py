@@ -441,6 +441,8 @@ def video_and_engines() -> None:
     assert_type(posenc.mlx_rope(cfg), dict[str, Any])
     assert_type(posenc.vllm_rope(cfg), dict[str, Any])
     assert posenc.engine_conventions("qwen2").gguf_arch == "qwen2"
+    assert_type(posenc.explain_engines(cfg, "zh"), str)
+    assert_type(posenc.explain_engines(posenc.hf.describe(cfg)), str)
     g = np.full(4, -0.5)
     assert_type(posenc.forgetting_bias(g), npt.NDArray[np.floating[Any]])
     _is(posenc.forgetting_bias(torch.from_numpy(g)), torch.Tensor)

@@ -31,7 +31,7 @@ from typing import Any
 from ._array import _describe
 from .rope_scaling import rope_frequencies
 
-__all__ = ["engine_conventions", "gguf_rope", "mlx_rope", "vllm_rope"]
+__all__ = ["engine_conventions", "gguf_rope", "mlx_rope", "vllm_rope", "explain_engines"]
 
 
 @dataclass(frozen=True)
@@ -81,10 +81,11 @@ VLLM_DEFAULT_MAX_POSITION = 8192
 
 
 def _scheme(config: Any) -> tuple[Any, Any, EngineRow]:
-    """``(scheme, full-attention layer, row)`` of a config, or a refusal naming the model type."""
-    from .hf import describe  # posenc.hf imports nothing heavy; kept local to avoid a cycle
+    """``(scheme, full-attention layer, row)`` of a config (or of a :class:`posenc.hf.Scheme`
+    already read from one), or a refusal naming the model type."""
+    from .hf import Scheme, describe  # posenc.hf imports nothing heavy; local to avoid a cycle
 
-    scheme = describe(config)
+    scheme = config if isinstance(config, Scheme) else describe(config)
     row = ENGINE_ROWS.get(scheme.model_type)
     if row is None:
         raise ValueError(
@@ -340,7 +341,12 @@ def vllm_rope(config: Any) -> dict[str, Any]:
     scheme, layer, row = _scheme(config)
     kind = layer.rope_type or "default"
     params: dict[str, Any] = {"rope_theta": float(layer.base), "rope_type": kind}
-    max_len = _vllm_max_model_len(config, scheme.model_type, kind, _scaling(layer))
+    from .hf import Scheme
+
+    source = config
+    if isinstance(config, Scheme):  # a Scheme keeps max_position_embeddings only
+        source = {"max_position_embeddings": scheme.max_position_embeddings}
+    max_len = _vllm_max_model_len(source, scheme.model_type, kind, _scaling(layer))
     for key, value in _scaling(layer).items():
         if key not in ("rope_type", "type"):
             params[key] = value
@@ -392,7 +398,107 @@ def _vllm_max_model_len(config: Any, model_type: str, kind: str, sc: Mapping[str
         length = float(_get(config, "model_max_length"))
     if kind == "longrope":  # default: the original length (short factors everywhere)
         orig = _get(config, "original_max_position_embeddings")
+        if orig is None:  # a Scheme, or a config that keeps it in the scaling dict only
+            orig = sc.get("original_max_position_embeddings")
         return int(orig if orig is not None else length)
     if kind not in VLLM_UNSCALED and "gemma3" not in model_type:
         length *= float(sc.get("factor", 1.0))
     return int(length)
+
+
+_TEXT = {
+    "en": {
+        "title": "In llama.cpp / MLX / vLLM",
+        "gguf": "llama.cpp (GGUF arch {arch!r}): rope type {kind}; {perm}; keys {keys}{tensors}.",
+        "perm": "the converter permutes the q/k rows per head (halves -> adjacent pairs)",
+        "noperm": "q/k rows are kept as they are",
+        "tensors": "; tensors {names}",
+        "mlx": "MLX (mlx-lm): {module}(dims={dims}, traditional={trad}, base={base:g}{scale}).",
+        "vllm": "vLLM: get_rope(head_size={head}, max_position={maxpos}, is_neox_style={neox}, "
+        "rope_parameters={params}); max_model_len {mml} by default.",
+        "vllm_tf": "vLLM: runs transformers' own modeling code for this model type "
+        "(its transformers backend); max_model_len {mml} by default.",
+    },
+    "zh": {
+        "title": "在 llama.cpp / MLX / vLLM 中",
+        "gguf": "llama.cpp（GGUF 架构 {arch!r}）：旋转类型 {kind}；{perm}；元数据键 {keys}{tensors}。",
+        "perm": "转换脚本逐头重排 q/k 的行（对半配对 -> 相邻配对）",
+        "noperm": "q/k 的行保持原样",
+        "tensors": "；张量 {names}",
+        "mlx": "MLX（mlx-lm）：{module}(dims={dims}, traditional={trad}, base={base:g}{scale})。",
+        "vllm": "vLLM：get_rope(head_size={head}, max_position={maxpos}, is_neox_style={neox}, "
+        "rope_parameters={params})；默认 max_model_len 为 {mml}。",
+        "vllm_tf": "vLLM：对这一模型类型直接运行 transformers 自己的建模代码（transformers 后端）；"
+        "默认 max_model_len 为 {mml}。",
+    },
+}
+
+
+def explain_engines(config: Any, lang: str = "en") -> str:
+    """A short text: what llama.cpp, MLX and vLLM do with this checkpoint's positions.
+
+    Experimental. One line per engine, from :func:`gguf_rope`, :func:`mlx_rope` and
+    :func:`vllm_rope`, in English or Chinese; for the "in llama.cpp / MLX / vLLM this is..."
+    section of :meth:`posenc.hf.Scheme.explain`.
+
+    Parameters
+    ----------
+    config : dict, transformers config object or posenc.hf.Scheme
+    lang : {"en", "zh"}, default "en"
+
+    Returns
+    -------
+    str
+        A title line and three lines.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`gguf_rope`; ``lang`` not ``"en"`` or ``"zh"``.
+
+    Examples
+    --------
+    >>> import posenc
+    >>> cfg = {"model_type": "qwen2", "hidden_size": 896, "num_attention_heads": 14,
+    ...        "num_hidden_layers": 24, "rope_theta": 1000000.0,
+    ...        "max_position_embeddings": 32768}
+    >>> print(posenc.explain_engines(cfg).splitlines()[1])
+    llama.cpp (GGUF arch 'qwen2'): rope type NEOX; q/k rows are kept as they are; keys qwen2.context_length=32768, qwen2.rope.freq_base=1e+06, qwen2.rope.dimension_count=64.
+    """
+    from ._array import check_choice
+
+    t = _TEXT[check_choice(lang, name="lang", choices=("en", "zh"))]
+    g, m, v = gguf_rope(config), mlx_rope(config), vllm_rope(config)
+    keys = ", ".join(f"{k}={val:g}" if isinstance(val, float) else f"{k}={val}"
+                     for k, val in g["metadata"].items())  # fmt: skip
+    tensors = t["tensors"].format(names=", ".join(g["tensors"])) if g["tensors"] else ""
+    lines = [
+        t["title"],
+        t["gguf"].format(
+            arch=g["arch"],
+            kind=g["rope_type"].upper(),
+            perm=t["perm"] if g["permute_qk"] else t["noperm"],
+            keys=keys,
+            tensors=tensors,
+        ),
+        t["mlx"].format(
+            module=m["module"],
+            dims=m["dims"],
+            trad=m["traditional"],
+            base=m["base"],
+            scale=f", scale={m['scale']:g}" if m["scale"] not in (None, 1.0) else "",
+        ),
+    ]
+    if v["backend"] == "transformers":
+        lines.append(t["vllm_tf"].format(mml=v["max_model_len"]))
+    else:
+        lines.append(
+            t["vllm"].format(
+                head=v["head_size"],
+                maxpos=v["max_position"],
+                neox=v["is_neox_style"],
+                params=v["rope_parameters"],
+                mml=v["max_model_len"],
+            )
+        )
+    return "\n".join(lines)
