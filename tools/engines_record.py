@@ -135,10 +135,10 @@ LEGACY = {
 
 
 def legacy(cfg: dict[str, Any]) -> dict[str, Any]:
-    """``cfg`` with the transformers-4 keys added (``rope_theta``, ``rope_scaling``,
-    ``partial_rotary_factor``), agreeing with its ``rope_parameters``."""
+    """``cfg`` as a transformers-4 ``config.json`` holds it: ``rope_theta``, ``rope_scaling`` and
+    ``partial_rotary_factor`` at the top level, no ``rope_parameters``."""
     out = dict(cfg)
-    rp = dict(cfg.get("rope_parameters") or {})
+    rp = dict(out.pop("rope_parameters", None) or {})
     if "rope_theta" in rp:
         out["rope_theta"] = rp["rope_theta"]
     if "partial_rotary_factor" in rp:
