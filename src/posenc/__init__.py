@@ -18,10 +18,13 @@ from . import deberta as _deberta
 from . import engines as _engines
 from . import frontier as _frontier
 from . import hybrid as _hybrid
+from . import kvcache as _kvcache
 from . import layers as _layers
 from . import mla as _mla
 from . import mrope as _mrope
 from . import naive as _naive
+from . import packing as _packing
+from . import partial as _partial
 from . import positions as _positions
 from . import relative as _relative
 from . import resize as _resize
@@ -31,6 +34,7 @@ from . import rope_nd as _rope_nd
 from . import rope_scaling as _rope_scaling
 from . import sincos2d as _sincos2d
 from . import sinusoidal as _sinusoidal
+from . import speculative as _speculative
 from . import t5 as _t5
 from . import video_rope as _video_rope
 from . import xpos as _xpos
@@ -42,10 +46,13 @@ from .deberta import *  # noqa: F403
 from .engines import *  # noqa: F403
 from .frontier import *  # noqa: F403
 from .hybrid import *  # noqa: F403
+from .kvcache import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .mla import *  # noqa: F403
 from .mrope import *  # noqa: F403
 from .naive import *  # noqa: F403
+from .packing import *  # noqa: F403
+from .partial import *  # noqa: F403
 from .positions import *  # noqa: F403
 from .relative import *  # noqa: F403
 from .resize import *  # noqa: F403
@@ -55,6 +62,7 @@ from .rope_nd import *  # noqa: F403
 from .rope_scaling import *  # noqa: F403
 from .sincos2d import *  # noqa: F403
 from .sinusoidal import *  # noqa: F403
+from .speculative import *  # noqa: F403
 from .t5 import *  # noqa: F403
 from .video_rope import *  # noqa: F403
 from .xpos import *  # noqa: F403
@@ -83,6 +91,10 @@ __all__ = [
     *_video_rope.__all__,
     *_engines.__all__,
     *_hybrid.__all__,
+    *_partial.__all__,
+    *_kvcache.__all__,
+    *_packing.__all__,
+    *_speculative.__all__,
 ]
 
 
