@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import posenc
+import posenc.engines
 import posenc.hf
 from ci_rule import require
 
@@ -23,6 +24,12 @@ ROOT = Path(__file__).resolve().parent.parent
 RECORD = json.loads((ROOT / "docs" / "assets" / "engines.json").read_text())
 CASES = {c["name"]: c for c in RECORD["cases"]}
 POSITIONS = np.array(RECORD["positions"])
+# the cases llama.cpp's converter converted from a transformers-4 config.json (GPT-NeoX, which it
+# fails on whatever the config says, is test_converter_failures_are_the_ones_documented's)
+CONVERTED = sorted(
+    n for n, c in CASES.items()
+    if "error" not in c["llama.cpp"]["legacy" if c["llama.cpp"]["legacy"] != "same" else "transformers5"]
+)  # fmt: skip
 values = pytest.mark.values
 
 # llama.cpp's loader fills a key the file lacks with these (src/llama-model.cpp, load_hparams):
@@ -70,14 +77,12 @@ def _effective(meta: dict, arch: str, head_dim: int) -> dict:
 
 
 @values
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", CONVERTED)
 def test_gguf_metadata_matches_the_converter(name):
     """posenc.gguf_rope's keys hold the values llama.cpp's converter wrote (or, for a key it
     left out, the value the loader takes); its tensors equal the converter's."""
     case = CASES[name]
     rec = _rec(case, "llama.cpp")
-    if "error" in rec:
-        pytest.skip(f"llama.cpp's converter fails on this config: {rec['error']}")
     got = posenc.gguf_rope(case["config"])
     _, head = _hf(case)
     assert got["arch"] == rec["arch"]
@@ -97,14 +102,12 @@ def test_gguf_metadata_matches_the_converter(name):
 
 
 @values
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", CONVERTED)
 def test_gguf_permutation_matches_the_converter(name):
     """The row order the converter gives q and k: rope_permutation (halves -> adjacent pairs)
     exactly where posenc says it permutes, the identity elsewhere."""
     case = CASES[name]
     rec = _rec(case, "llama.cpp")
-    if "error" in rec:
-        pytest.skip(f"llama.cpp's converter fails on this config: {rec['error']}")
     got = posenc.gguf_rope(case["config"])
     _, head = _hf(case)
     perm = posenc.rope_permutation(head, inverse=True)  # halves -> adjacent (HF -> Meta)
@@ -139,6 +142,7 @@ def test_converter_failures_are_the_ones_documented():
     assert cohere2["legacy"]["arch"] == "cohere2"
     broken = {n for n, c in CASES.items() if "error" in c["llama.cpp"]["transformers5"]}
     assert broken == {"gpt_neox", "cohere2"}
+    assert set(CASES) - set(CONVERTED) == {"gpt_neox"}  # the others are compared key by key
 
 
 def test_gguf_key_names_of_the_record():
@@ -258,14 +262,49 @@ def test_vllm_longrope_takes_the_short_factors_by_default():
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_explain_engines(name):
-    """The text names the arch, the rope type, each engine's module; a Scheme gives the same."""
+    """The text names the arch, the rope type, each GGUF key with its value, each engine's
+    module; a Scheme gives the same; Scheme.explain ends with it."""
     cfg = CASES[name]["config"]
-    g, m = posenc.gguf_rope(cfg), posenc.mlx_rope(cfg)
+    g, m, v = posenc.gguf_rope(cfg), posenc.mlx_rope(cfg), posenc.vllm_rope(cfg)
     for lang in ("en", "zh"):
         text = posenc.explain_engines(cfg, lang)
-        assert len(text.splitlines()) == 4
-        assert repr(g["arch"]) in text and g["rope_type"].upper() in text and m["module"] in text
+        lines = text.splitlines()
+        assert lines[0].startswith(("In llama.cpp / MLX / vLLM", "在 llama.cpp / MLX / vLLM 中"))
+        assert repr(g["arch"]) in lines[1] and g["rope_type"].upper() in lines[1]
+        for key, value in g["metadata"].items():
+            line = next(x for x in lines if x.strip().startswith(key + " = "))
+            shown = line.split(" = ", 1)[1]
+            if isinstance(value, float):
+                assert math.isclose(float(shown), value, rel_tol=1e-5), (line, value)
+            else:
+                assert shown == repr(value), (line, value)
+        assert m["module"] + f"(dims={m['dims']}, traditional={m['traditional']}" in text
+        assert lines[-1].strip().startswith(f"max_model_len = {v['max_model_len']}")
+        if v["backend"] == "native":
+            assert f"is_neox_style={v['is_neox_style']})" in text
+            assert sum("rope_parameters[" in x for x in lines) == len(v["rope_parameters"])
         assert text == posenc.explain_engines(posenc.hf.describe(cfg), lang)
+        full = posenc.hf.describe(cfg).explain(lang)
+        assert full.endswith("\n" + text) and full.count(lines[0]) == 1
+
+
+def test_explain_has_no_engine_section_without_a_verified_row():
+    """Scheme.explain of a model type outside ENGINE_ROWS says nothing about the engines."""
+    cfg = {**CASES["qwen3"]["config"], "model_type": "qwen3_moe"}
+    assert "qwen3_moe" not in posenc.engines.ENGINE_ROWS
+    for lang in ("en", "zh"):
+        text = posenc.hf.describe(cfg).explain(lang)
+        assert "llama.cpp" not in text and "vLLM" not in text
+
+
+def test_explain_engines_shortens_long_lists():
+    """LongRoPE's factor lists are shown by their ends and their length, never in full."""
+    text = posenc.explain_engines(CASES["phi3-longrope"]["config"])
+    sc = posenc.vllm_rope(CASES["phi3-longrope"]["config"])["rope_parameters"]
+    n, first, last = len(sc["long_factor"]), sc["long_factor"][0], sc["long_factor"][-1]
+    assert n > 4
+    assert f"rope_parameters['long_factor'] = [{first!r}, ..., {last!r}] ({n} values)" in text
+    assert max(len(x) for x in text.splitlines()) <= 80
 
 
 # --- bad input ----------------------------------------------------------------------------------

@@ -408,38 +408,49 @@ def _vllm_max_model_len(config: Any, model_type: str, kind: str, sc: Mapping[str
 
 _TEXT = {
     "en": {
-        "title": "In llama.cpp / MLX / vLLM",
-        "gguf": "llama.cpp (GGUF arch {arch!r}): rope type {kind}; {perm}; keys {keys}{tensors}.",
-        "perm": "the converter permutes the q/k rows per head (halves -> adjacent pairs)",
-        "noperm": "q/k rows are kept as they are",
-        "tensors": "; tensors {names}",
-        "mlx": "MLX (mlx-lm): {module}(dims={dims}, traditional={trad}, base={base:g}{scale}).",
-        "vllm": "vLLM: get_rope(head_size={head}, max_position={maxpos}, is_neox_style={neox}, "
-        "rope_parameters={params}); max_model_len {mml} by default.",
-        "vllm_tf": "vLLM: runs transformers' own modeling code for this model type "
-        "(its transformers backend); max_model_len {mml} by default.",
+        "title": "In llama.cpp / MLX / vLLM:",
+        "gguf": "  llama.cpp: GGUF arch {arch!r}, rope type {kind}",
+        "perm": "    the converter permutes the q/k rows per head (halves -> adjacent pairs)",
+        "noperm": "    q/k rows are kept as they are",
+        "tensors": "    tensors: {names}",
+        "mlx": "  MLX (mlx-lm): {module}(dims={dims}, traditional={trad}, base={base}{scale})",
+        "vllm": "  vLLM: get_rope(head_size={head}, max_position={maxpos}, is_neox_style={neox})",
+        "vllm_tf": "  vLLM: runs transformers' own modeling code (its transformers backend)",
+        "mml": "    max_model_len = {mml} (vLLM's default)",
+        "values": "{n} values",
     },
     "zh": {
-        "title": "在 llama.cpp / MLX / vLLM 中",
-        "gguf": "llama.cpp（GGUF 架构 {arch!r}）：旋转类型 {kind}；{perm}；元数据键 {keys}{tensors}。",
-        "perm": "转换脚本逐头重排 q/k 的行（对半配对 -> 相邻配对）",
-        "noperm": "q/k 的行保持原样",
-        "tensors": "；张量 {names}",
-        "mlx": "MLX（mlx-lm）：{module}(dims={dims}, traditional={trad}, base={base:g}{scale})。",
-        "vllm": "vLLM：get_rope(head_size={head}, max_position={maxpos}, is_neox_style={neox}, "
-        "rope_parameters={params})；默认 max_model_len 为 {mml}。",
-        "vllm_tf": "vLLM：对这一模型类型直接运行 transformers 自己的建模代码（transformers 后端）；"
-        "默认 max_model_len 为 {mml}。",
+        "title": "在 llama.cpp / MLX / vLLM 中：",
+        "gguf": "  llama.cpp：GGUF 架构 {arch!r}，旋转类型 {kind}",
+        "perm": "    转换脚本逐头重排 q/k 的行（对半配对 -> 相邻配对）",
+        "noperm": "    q/k 的行保持原样",
+        "tensors": "    张量：{names}",
+        "mlx": "  MLX（mlx-lm）：{module}(dims={dims}, traditional={trad}, base={base}{scale})",
+        "vllm": "  vLLM：get_rope(head_size={head}, max_position={maxpos}, is_neox_style={neox})",
+        "vllm_tf": "  vLLM：直接运行 transformers 自己的建模代码（transformers 后端）",
+        "mml": "    max_model_len = {mml}（vLLM 的默认值）",
+        "values": "{n} 个值",
     },
 }
+
+
+def _value(value: Any, t: Mapping[str, str]) -> str:
+    """A value of a line: floats in short form, a list longer than four by its ends."""
+    if isinstance(value, float):
+        return repr(value) if len(repr(value)) <= 12 else f"{value:.6g}"
+    if isinstance(value, list) and len(value) > 4:
+        ends = f"[{_value(value[0], t)}, ..., {_value(value[-1], t)}]"
+        return f"{ends} ({t['values'].format(n=len(value))})"
+    return repr(value)
 
 
 def explain_engines(config: Any, lang: str = "en") -> str:
     """A short text: what llama.cpp, MLX and vLLM do with this checkpoint's positions.
 
-    Experimental. One line per engine, from :func:`gguf_rope`, :func:`mlx_rope` and
-    :func:`vllm_rope`, in English or Chinese; for the "in llama.cpp / MLX / vLLM this is..."
-    section of :meth:`posenc.hf.Scheme.explain`.
+    Experimental. A title line, then each engine with its settings on indented lines, from
+    :func:`gguf_rope`, :func:`mlx_rope` and :func:`vllm_rope`, in English or Chinese. It is
+    also the last section of :meth:`posenc.hf.Scheme.explain` for the model types of
+    :data:`ENGINE_ROWS`.
 
     Parameters
     ----------
@@ -449,7 +460,9 @@ def explain_engines(config: Any, lang: str = "en") -> str:
     Returns
     -------
     str
-        A title line and three lines.
+        The title line, then llama.cpp's rope type, q/k rows, GGUF keys and tensors; mlx-lm's
+        rotary module; vLLM's ``get_rope`` call, its ``rope_parameters`` and the default
+        ``max_model_len``.
 
     Raises
     ------
@@ -462,43 +475,50 @@ def explain_engines(config: Any, lang: str = "en") -> str:
     >>> cfg = {"model_type": "qwen2", "hidden_size": 896, "num_attention_heads": 14,
     ...        "num_hidden_layers": 24, "rope_theta": 1000000.0,
     ...        "max_position_embeddings": 32768}
-    >>> print(posenc.explain_engines(cfg).splitlines()[1])
-    llama.cpp (GGUF arch 'qwen2'): rope type NEOX; q/k rows are kept as they are; keys qwen2.context_length=32768, qwen2.rope.freq_base=1e+06, qwen2.rope.dimension_count=64.
+    >>> print(posenc.explain_engines(cfg))
+    In llama.cpp / MLX / vLLM:
+      llama.cpp: GGUF arch 'qwen2', rope type NEOX
+        q/k rows are kept as they are
+        qwen2.context_length = 32768
+        qwen2.rope.freq_base = 1000000.0
+        qwen2.rope.dimension_count = 64
+      MLX (mlx-lm): nn.RoPE(dims=64, traditional=False, base=1000000.0)
+      vLLM: get_rope(head_size=64, max_position=32768, is_neox_style=True)
+        rope_parameters['rope_theta'] = 1000000.0
+        rope_parameters['rope_type'] = 'default'
+        max_model_len = 32768 (vLLM's default)
     """
     from ._array import check_choice
 
     t = _TEXT[check_choice(lang, name="lang", choices=("en", "zh"))]
     g, m, v = gguf_rope(config), mlx_rope(config), vllm_rope(config)
-    keys = ", ".join(f"{k}={val:g}" if isinstance(val, float) else f"{k}={val}"
-                     for k, val in g["metadata"].items())  # fmt: skip
-    tensors = t["tensors"].format(names=", ".join(g["tensors"])) if g["tensors"] else ""
     lines = [
         t["title"],
-        t["gguf"].format(
-            arch=g["arch"],
-            kind=g["rope_type"].upper(),
-            perm=t["perm"] if g["permute_qk"] else t["noperm"],
-            keys=keys,
-            tensors=tensors,
-        ),
+        t["gguf"].format(arch=g["arch"], kind=g["rope_type"].upper()),
+        t["perm"] if g["permute_qk"] else t["noperm"],
+    ]
+    lines += [f"    {key} = {_value(val, t)}" for key, val in g["metadata"].items()]
+    if g["tensors"]:
+        lines.append(t["tensors"].format(names=", ".join(g["tensors"])))
+    scale = f", scale={_value(m['scale'], t)}" if m["scale"] not in (None, 1.0) else ""
+    lines.append(
         t["mlx"].format(
             module=m["module"],
             dims=m["dims"],
             trad=m["traditional"],
-            base=m["base"],
-            scale=f", scale={m['scale']:g}" if m["scale"] not in (None, 1.0) else "",
-        ),
-    ]
+            base=_value(m["base"], t),
+            scale=scale,
+        )
+    )
     if v["backend"] == "transformers":
-        lines.append(t["vllm_tf"].format(mml=v["max_model_len"]))
+        lines.append(t["vllm_tf"])
     else:
         lines.append(
-            t["vllm"].format(
-                head=v["head_size"],
-                maxpos=v["max_position"],
-                neox=v["is_neox_style"],
-                params=v["rope_parameters"],
-                mml=v["max_model_len"],
-            )
+            t["vllm"].format(head=v["head_size"], maxpos=v["max_position"], neox=v["is_neox_style"])
         )
+        lines += [
+            f"    rope_parameters[{key!r}] = {_value(val, t)}"
+            for key, val in v["rope_parameters"].items()
+        ]
+    lines.append(t["mml"].format(mml=v["max_model_len"]))
     return "\n".join(lines)

@@ -226,7 +226,22 @@ def explain(scheme: Scheme, lang: str = "en") -> str:
         lines.extend(f"  - {p}" for p in notes)
     if scheme.ignored_keys:
         lines.append(t["ignored"].format(keys=", ".join(scheme.ignored_keys)))
+    lines.extend(_engines(scheme, lang))
     return "\n".join(lines)
+
+
+def _engines(scheme: Scheme, lang: str) -> list[str]:
+    """The "in llama.cpp / MLX / vLLM" section: only for model types whose engine mapping was
+    verified (posenc.engines.ENGINE_ROWS); none for the others, or for a config those engines'
+    mapping refuses (a scaling llama.cpp's converter does not carry over)."""
+    from ..engines import ENGINE_ROWS, explain_engines
+
+    if scheme.model_type not in ENGINE_ROWS:
+        return []
+    try:
+        return explain_engines(scheme, lang).splitlines()
+    except ValueError:
+        return []
 
 
 def _source(scheme: Scheme, layer: LayerScheme, name: str) -> str | None:
