@@ -65,6 +65,28 @@ def test_record_names_its_versions():
     assert set(CASES) >= {"llama-3.1", "qwen2-yarn", "phi3-longrope", "cohere", "glm4"}
 
 
+def test_engine_rows_are_the_recorded_model_types():
+    """ENGINE_ROWS holds a row for exactly the model types the record ran (the atlas's "in
+    other engines" table lists those), each verified in the atlas's record, and each row says
+    what the engines did with that type's first case."""
+    first: dict[str, dict] = {}
+    for case in RECORD["cases"]:
+        first.setdefault(case["config"]["model_type"], case)
+    assert set(posenc.engines.ENGINE_ROWS) == set(first)
+    atlas = json.loads((ROOT / "docs" / "assets" / "atlas.json").read_text())["types"]
+    assert all(atlas[mt]["status"] == "verified" for mt in first)
+    for mt, case in first.items():
+        row = posenc.engine_conventions(mt)
+        gguf = _rec(case, "llama.cpp")
+        if "error" not in gguf:
+            assert (row.gguf_arch, row.gguf_rope) == (gguf["arch"], gguf["rope_type"]), mt
+            assert row.gguf_permute == (gguf["q_rows_head0"] != sorted(gguf["q_rows_head0"]))
+        assert row.mlx_traditional == bool(_rec(case, "mlx")["traditional"]), mt
+        vllm = _rec(case, "vllm", "transformers5")
+        neox = None if vllm["backend"] == "transformers" else vllm["is_neox_style_in_file"]
+        assert row.vllm_neox == neox, mt
+
+
 # --- llama.cpp / GGUF --------------------------------------------------------------------------
 
 
