@@ -274,6 +274,21 @@ def test_vllm_matches_get_rope(name):
     np.testing.assert_allclose(rec["output"], want, rtol=0, atol=5e-5)
 
 
+@values
+def test_yarn_attention_factor_in_every_engine():
+    """engines.md: YaRN's attention factor is 0.1 ln s + 1 in all three; the MLX and vLLM
+    outputs of the record hold it (their rotation equals transformers' with the factor, and
+    differs from the rotation without it by more than the tolerance)."""
+    case = CASES["qwen2-yarn"]
+    layer = posenc.hf.describe(case["config"]).layers[0]
+    s = layer.scaling["factor"]
+    assert math.isclose(layer.attention_factor, 0.1 * math.log(s) + 1, rel_tol=1e-15)
+    want, _ = _hf(case)
+    for out in (_rec(case, "mlx")["output"], _rec(case, "vllm", "transformers5")["output"]):
+        np.testing.assert_allclose(out, want, rtol=0, atol=5e-5)
+        assert np.abs(np.array(out) - want / layer.attention_factor).max() > 1e-2
+
+
 def test_vllm_longrope_takes_the_short_factors_by_default():
     """vLLM's default max_model_len for LongRoPE is original_max_position_embeddings (4096
     here), so every position gets the short factors; transformers switches per length."""

@@ -122,6 +122,22 @@ def test_stick_breaking_oracle(attend_current, backend):
 
 
 @values
+def test_figure_caption_numbers():
+    """hybrid.md's figure caption: with gates of 0.97 and one of 0.2 at token 20, key 19 weighs
+    5 times less than key 20 (neighbours elsewhere 0.97); two keys of logit 4 at 5 and 30 among
+    keys of logit -5: the nearer takes 93% of the stick, the farther 1.4% (the figure's set-up)."""
+    n = 40
+    logf = np.log(0.97) * np.ones(n)
+    logf[20] = np.log(0.2)
+    fox = np.exp(posenc.forgetting_bias(logf)[-1])
+    assert math.isclose(fox[20] / fox[19], 5.0, rel_tol=1e-12)
+    assert math.isclose(fox[30] / fox[29], 1 / 0.97, rel_tol=1e-12)
+    z = np.full((n, n), -5.0)
+    z[-1, [5, 30]] = 4.0
+    sb = posenc.stick_breaking_weights(z)[-1]
+    assert round(100 * sb[30]) == 93 and round(100 * sb[5], 1) == 1.4
+
+
 def test_stick_breaking_recency():
     """Two keys with the same high logit: the nearer one takes almost everything (softmax would
     split evenly); position is in the order of the product, not in any encoding."""
