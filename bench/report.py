@@ -108,7 +108,18 @@ def build_seconds():
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", tmp],
+            [
+                sys.executable,
+                "-m",
+                "properdocs",
+                "build",
+                "--strict",
+                "-f",
+                "mkdocs.yml",
+                "-q",
+                "-d",
+                tmp,
+            ],
             cwd=ROOT,
             env=env,
             capture_output=True,

@@ -1,6 +1,7 @@
 """MkDocs hook: draw each figure once per build, not once per language, and keep it out of search.
 
-Both languages run byte-identical code blocks (a test holds them so), so posenc.plots draws each
+Both languages run byte-identical code blocks (a test holds them so), so site_figures (beside
+this hook; the pages import it, so this hook puts its folder on ``sys.path``) draws each
 figure once, for the English page, and gives its Chinese twin that SVG with the words translated
 (labels, legends, titles, aria-label): matplotlib lays out and renders no figure twice.
 mkdocs-static-i18n builds the English site first and the Chinese one after it, in the same
@@ -9,7 +10,8 @@ process; the cache is emptied when a new build (of the default language) starts,
 
 Across builds, drawn figures are kept in ``.cache/figures/`` (git ignores it): matplotlib's
 drawing is half of a build's time. A figure is taken from there only when everything it is drawn
-from is unchanged: the page's Markdown (all its code blocks), the source of the posenc package,
+from is unchanged: the page's Markdown (all its code blocks), the source of the posenc package
+and of site_figures,
 the data files pages read (docs/assets/*.json: bench.json, atlas.json) and the versions of
 Python, NumPy and matplotlib with the fonts it may use; any change draws it anew. ``POSENC_FIGURE_CACHE=0`` turns the store off.
 
@@ -23,14 +25,23 @@ import hashlib
 import json
 import os
 import platform
+import sys
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
-from posenc import plots
+import posenc
+
+HOOKS = Path(__file__).resolve().parent
+# MkDocs puts a hook's folder on sys.path only while it loads the hook: the pages' code and
+# site_figures itself import from here during the build, so the folder stays on it (on_config).
+sys.path.insert(0, str(HOOKS))
+import site_figures as plots  # noqa: E402
+
+sys.path.remove(str(HOOKS))
 
 MARK = ' data-search-exclude="figure"'
-PACKAGE = Path(plots.__file__).resolve().parent
+PACKAGE = Path(posenc.__file__).resolve().parent
 
 
 class FigureStore:
@@ -42,7 +53,8 @@ class FigureStore:
 
         self.folder = folder
         digest = hashlib.sha256()
-        for source in [*sorted(PACKAGE.rglob("*.py")), *data]:
+        drawing = sorted(HOOKS.glob("site_figures*.py"))
+        for source in [*sorted(PACKAGE.rglob("*.py")), *drawing, *data]:
             digest.update(source.name.encode())
             digest.update(source.read_bytes())
         fonts = plots._cjk_fonts()
@@ -68,6 +80,12 @@ class FigureStore:
             self._path(key).write_text(json.dumps(value), encoding="utf-8")
         except OSError:  # a read-only checkout builds without the store
             pass
+
+
+def on_config(config, **kwargs):
+    if str(HOOKS) not in sys.path:
+        sys.path.insert(0, str(HOOKS))
+    return config
 
 
 def on_pre_build(config, **kwargs):

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import posixpath
 import re
 from pathlib import Path
@@ -89,6 +90,8 @@ def on_config(config, **kwargs):
         import jieba
     except ImportError:  # search still works, only with jieba's default dictionary
         return config
+    # jieba logs four lines to stderr (at DEBUG) while it loads its dictionary: not a build's news
+    jieba.setLogLevel(logging.WARNING)
     for word in search_words(load_terms()):
         jieba.add_word(word, freq=100000)
     return config

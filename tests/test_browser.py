@@ -364,7 +364,7 @@ def test_chinese_terms_and_aliases_find_pages(page, server, query):
     assert links and all("/zh/" in href for href in links), links
 
 
-# --- Math at build time (hooks/katex.py) and figures in the page's language (posenc.plots) ------
+# --- Math at build time (hooks/katex.py) and figures in the page's language (site_figures) -----
 
 MATH_STATIC = r"""
 () => {

@@ -1,5 +1,5 @@
 """Figures are drawn once per build (issue 9, build time): matplotlib draws a figure for the English
-page, and its Chinese twin is that SVG with the words translated (posenc.plots, hooks/figures.py).
+page, and its Chinese twin is that SVG with the words translated (hooks/site_figures.py, hooks/figures.py).
 So the two show the same data and layout, and the Chinese one is Chinese throughout."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import html
 import re
 
 import pytest
+import site_figures as plots
+from site_figures_zh import translate
 
 from ci_rule import require
-from posenc import plots
-from posenc._figure_zh import translate
 from sitecheck import pages
 
 TEXT = re.compile(r"<text\b[^>]*>(.*?)</text>", re.S)

@@ -1,4 +1,4 @@
-"""Chinese text of the site's figures: labels, legends, titles and alt text (used by posenc.plots).
+"""Chinese text of the site's figures: labels, legends, titles and alt text (used by site_figures).
 
 The pages' code blocks are the same in both languages (a test holds them so), so a figure's
 English strings are translated here when it is drawn for a Chinese page. Math (``$...$``), numbers
