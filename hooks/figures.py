@@ -17,18 +17,26 @@ Python, NumPy and matplotlib with the fonts it may use; any change draws it anew
 
 A figure's SVG text (tick numbers, labels) is no search result: the figure is marked
 ``data-search-exclude`` for the search plugin and the mark is removed once the page is indexed.
+
+Raster parts of figures (heat maps, rasterized meshes: PNG or WebP that matplotlib embeds in the
+SVG as base64) of 2 KiB or more are written to ``assets/figures/<content hash>.<ext>`` in the built site and the
+SVG points at that file (``on_post_page``): the HTML stays light to download and parse, the
+browser decodes the image off the main thread, and both languages share one cached file.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
 import platform
+import re
 import sys
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
+from mkdocs.utils import get_relative_url
 
 import posenc
 
@@ -42,6 +50,10 @@ sys.path.remove(str(HOOKS))
 
 MARK = ' data-search-exclude="figure"'
 PACKAGE = Path(posenc.__file__).resolve().parent
+# an image embedded in a figure's SVG (<image xlink:href="data:..."> / href="data:...")
+EMBEDDED = re.compile(r'((?:xlink:)?href=")data:image/(png|webp);base64,([A-Za-z0-9+/=\s]+)"')
+IMAGES = "assets/figures"
+INLINE_MAX = 2048  # bytes: smaller images (colour bars) stay inline, cheaper than a request
 
 
 class FigureStore:
@@ -113,3 +125,23 @@ def on_page_content(html, page, **kwargs):
 def on_page_context(context, page, **kwargs):
     page.content = page.content.replace(MARK, "")
     return context
+
+
+def on_post_page(output, page, config, **kwargs):
+    """Embedded raster images of figures become files of the built site (see the docstring)."""
+    if "data:image/" not in output:
+        return output
+    folder = Path(config.site_dir) / IMAGES
+
+    def to_file(m: re.Match[str]) -> str:
+        data = base64.b64decode(re.sub(r"\s+", "", m[3]))
+        if len(data) < INLINE_MAX:
+            return m[0]
+        name = f"{hashlib.sha256(data).hexdigest()[:16]}.{m[2]}"
+        path = folder / name
+        if not path.is_file():  # the twin page in the other language wrote it already
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        return f'{m[1]}{get_relative_url(f"{IMAGES}/{name}", page.url)}"'
+
+    return EMBEDDED.sub(to_file, output)

@@ -651,6 +651,21 @@ SPECS: list[Spec] = [
                     "+wrong-seq": Case(
                         "positions", "wrong-seq", np.arange(5), bad_value("positions")
                     ),
+                    # one position for every token on the torch half-pairing path (issue 21)
+                    "+scalar-half": Case(
+                        "positions",
+                        "np-int64-scalar-half",
+                        np.int64(3),
+                        Same(np.int64(3)),
+                        with_={"pairing": "half"},
+                    ),
+                    "+0d-half": lazy(
+                        "positions",
+                        "torch-0d-half",
+                        lambda: torch.tensor(3),
+                        Same(np.int64(3)),
+                        pairing="half",
+                    ),
                 },
             ),
             *real_cases("base", 10000.0, invalid=(0, 1, -5)),
@@ -937,6 +952,8 @@ SPECS: list[Spec] = [
             *choice_cases("pairing", ("interleaved", "half")),
             *scaling_cases(),
             *size_cases("max_len", 16),
+            # a cache past any device's memory (32 TiB): refused by name before allocating
+            Case("max_len", "2**40", 2**40, bad_value("max_len")),
             *size_cases("rotary_dim", 4, optional=True, invalid=(3, 10)),
             *size_cases("seq_len", 32, optional=True),
         ],
