@@ -226,7 +226,96 @@ REASONS = {
         "Importing the modeling module raised.",
         "导入建模模块时报错。",
     ),
+    "its reading-order encoder's 1-D t5 buckets are off by default": (
+        "1-D t5 buckets off by default",
+        "默认关闭的一维 T5 分桶",
+        "The model has T5-style bucket code, but its default config does not use it.",
+        "模型带有 T5 式分桶的代码，但默认配置并不使用它。",
+    ),
+    "its text model 'clip_text_model' is not verified": (
+        "its text model is not verified",
+        "其文本模型未验证",
+        "A model type built around a text model is verified only when that text model is.",
+        "以某个文本模型为核心的模型类型，只有在该文本模型已验证时才算已验证。",
+    ),
+    "two bucket sets": (
+        "two bucket sets",
+        "两套分桶",
+        "Encoder and decoder bucket relative positions differently; `describe` has one scheme per "
+        "model.",
+        "编码器与解码器按不同的方式给相对位置分桶，而 `describe` 每个模型只给出一种方案。",
+    ),
 }
+
+# The walk writes its reasons in English (docs/assets/atlas.json). The Chinese page shows the
+# detail of a reason (what follows its group's key) from this table, keyed by the whole reason;
+# tests/test_terms.py fails on a reason of the record that has no entry here.
+DETAILS_ZH = {
+    "vision encoder: 2-D rotary over patch grids": "在图块网格上做二维旋转",
+    "not described: K = V, so the values carry RoPE and the attention output is rotated back by "
+    "minus the angle at the query position; compressed KV entries (CSA/HCA layers) rotate at "
+    "their compressed positions, and rope_parameters are keyed by 'main' / 'compress' rather "
+    "than by layer type": (
+        "K = V，所以值向量也带着旋转位置编码，注意力的输出再按查询位置的角度反向转回；"
+        "压缩后的 KV 条目（CSA/HCA 层）按压缩后的位置旋转；`rope_parameters` 的键是 "
+        "`'main'` / `'compress'`，而不是层类型"
+    ),
+    "not described: its text model (dots3_note_text) has per-layer MLA configs": (
+        "其文本模型（`dots3_note_text`）的 MLA 配置逐层不同"
+    ),
+    "not described: per-layer MLA configs (per_layer_config: the sliding layers have their own "
+    "heads, qk_nope/qk_rope head dims and base) that describe does not read per layer; its DSA "
+    "indexer also rotates the first qk_rope_head_dim features of its own q and k, while "
+    "attention rotates the last": (
+        "MLA 配置逐层不同（`per_layer_config`：滑动窗口层有自己的头数、qk_nope/qk_rope "
+        "头维度和底数），`describe` 不逐层读取；它的 DSA 索引器还旋转自己的 q、k 的前 "
+        "`qk_rope_head_dim` 个特征，而注意力旋转的是最后这些特征"
+    ),
+    "not described: its text model (inkling2_text) adds a hidden-state-conditioned relative "
+    "position bias": "其文本模型（`inkling2_text`）加上一个随隐藏状态变化的相对位置偏置",
+    "not described: no rotary; its attention adds a hidden-state-conditioned relative position "
+    "bias (rel_logits_proj: a trained bank of bias-versus-distance profiles mixed per token, zero "
+    "for negative distances and beyond rel_extent)": (
+        "不做旋转；注意力加上一个随隐藏状态变化的相对位置偏置（`rel_logits_proj`："
+        "一组训练得到的“偏置随距离变化”的曲线，按词元混合；距离为负或超过 `rel_extent` 时为零）"
+    ),
+    "no positions: its text model (glm5_next_text) has none (KDA linear attention and NoPE MLA); "
+    "only its vision encoder rotates (2-D)": (
+        "其文本模型（`glm5_next_text`）不使用位置（KDA 线性注意力与无位置编码的 MLA）；"
+        "只有视觉编码器做（二维）旋转"
+    ),
+    "no positions: its attention layers are KDA linear attention and NoPE MLA "
+    "(validate_architecture refuses qk_rope_head_dim > 0 for the DSA layers); no rotary "
+    "embedding is built": (
+        "注意力层是 KDA 线性注意力和无位置编码的 MLA（`validate_architecture` 不允许 DSA 层的 "
+        "`qk_rope_head_dim` 大于 0）；不构建旋转位置编码"
+    ),
+    "its reading-order encoder's 1-D t5 buckets are off by default (has_relative_attention_bias "
+    "False) and ignored whenever its spatial bias is on (default); that bias is a box-relation "
+    "embedding of box centres and sizes, not buckets": (
+        "阅读顺序编码器的一维 T5 分桶默认关闭（`has_relative_attention_bias` 为 False），"
+        "而且只要空间偏置打开（默认打开）就被忽略；那个空间偏置是由框的中心和大小算出的框关系嵌入，"
+        "不是分桶"
+    ),
+    "two bucket sets: the decoder's compute_bias buckets causally with "
+    "relative_attention_num_buckets/max_distance, but the encoder ignores its compute_bias and "
+    "sums RelativePositionBiasAggregated: a 1-D t5 bucket bias whose parameters come from "
+    "relative_bias_args (defaults 32/128, not the relative_attention_* keys) plus horizontal and "
+    "vertical biases over bbox centres times 100 (max distance 100); not described": (
+        "解码器的 `compute_bias` 按 `relative_attention_num_buckets`/`max_distance` 做因果分桶；"
+        "编码器却不用自己的 `compute_bias`，而是把 `RelativePositionBiasAggregated` 的各项相加："
+        "一项一维 T5 分桶偏置，参数取自 `relative_bias_args`（默认 32/128，不是 "
+        "`relative_attention_*` 这些键），再加上按边框中心乘以 100 算出的水平与垂直偏置"
+        "（最大距离 100）；`describe` 不能描述"
+    ),
+}
+
+
+def _detail_md(reason: str, detail: str, zh: bool) -> str:
+    """The detail of a reason for the page: Chinese prose on a zh page, else the walk's text."""
+    if zh and reason in DETAILS_ZH:
+        return _zh(DETAILS_ZH[reason])
+    return _code(detail)
 
 
 def load_record(path: Path = RECORD) -> dict[str, Any]:
@@ -502,13 +591,17 @@ def unverified(record: dict[str, Any], lang: str) -> str:
             # one paragraph: the status and the detail once, then the names
             label = STATUS[lang][entries[0]["status"]]
             detail = details.pop()
-            if detail:
-                label += f"{left}{_code(detail)}{right}"
+            text = _detail_md(entries[0]["reason"], detail, zh) if detail else ""
+            after = ""
+            if zh and "（" in text:  # no parentheses inside parentheses: a sentence after the names
+                after = f"。{text}。"
+            elif text:
+                label += f"{left}{text}{right}"
             names = [
                 f"[`{mt}`](#{anchor(mt)})" if e["convention"] else _type_link(mt)
                 for mt, e in zip(mts, entries, strict=True)
             ]
-            out.append(f"{label}{colon}" + " · ".join(names) + "\n")
+            out.append(f"{label}{colon}" + " · ".join(names) + after + "\n")
             continue
         for mt, e in zip(mts, entries, strict=True):
             label = STATUS[lang][e["status"]]
@@ -520,7 +613,7 @@ def unverified(record: dict[str, Any], lang: str) -> str:
                 name = f"[`{mt}`](#{anchor(mt)}){left}{where}{right}"
             else:
                 name = _type_link(mt)
-            code = f"{colon}{_code(detail)}" if detail else ""
+            code = f"{colon}{_detail_md(e['reason'], detail, zh)}" if detail else ""
             gap = "" if name.endswith("）") else " "  # no space after full-width punctuation
             out.append(f"- {name}{gap}{label}{code}")
         out.append("")

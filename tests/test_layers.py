@@ -279,3 +279,55 @@ def test_gemma2_alternates_with_one_base():
     assert [posenc.layer_rope_parameters(raw, i).window for i in range(5)] == [
         16, None, 16, None, 16,
     ]  # fmt: skip
+
+
+def test_smollm3_nope_layers_are_its_models():
+    """SmolLM3 leaves out RoPE where no_rope_layers holds 0 (every 4th layer by default)."""
+    mod = _hf("smollm3.modeling_smollm3")
+    cfg = mod.SmolLM3Config(
+        vocab_size=32,
+        hidden_size=32,
+        intermediate_size=32,
+        num_hidden_layers=8,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    )
+    uses = [mod.SmolLM3Attention(cfg, i).use_rope for i in range(8)]
+    raw = {"model_type": "smollm3", "num_hidden_layers": 8}
+    for source in (raw, cfg):
+        got = [posenc.layer_rope_parameters(source, i).rope for i in range(8)]
+        assert got == [bool(u) for u in uses] == [True, True, True, False] * 2
+    own = {**raw, "no_rope_layers": [1, 0, 1, 1, 1, 1, 0, 1]}
+    assert [posenc.layer_rope_parameters(own, i).rope for i in range(8)] == [
+        True, False, True, True, True, True, False, True,
+    ]  # fmt: skip
+
+
+def test_default_patterns_the_page_names():
+    """layer-patterns.md, 'More patterns': the transformers 5.23 defaults it quotes."""
+    from transformers import Gemma2Config, Gemma4TextConfig, GptOssConfig, Qwen3NextConfig
+
+    require("transformers")
+    g2 = Gemma2Config()
+    assert g2.layer_types[:2] == ["sliding_attention", "full_attention"]
+    assert set(g2.rope_parameters) == {"rope_type", "rope_theta"}  # one base for both kinds
+    oss = GptOssConfig()
+    assert oss.layer_types[:2] == ["sliding_attention", "full_attention"]
+    assert oss.sliding_window == 128
+    assert oss.rope_parameters == {
+        "rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+        "truncate": False, "original_max_position_embeddings": 4096, "rope_theta": 150000.0,
+    }  # fmt: skip
+    layers = [posenc.layer_rope_parameters(oss, i) for i in range(2)]
+    assert layers[0].scaling == layers[1].scaling and layers[0].base == layers[1].base
+    g4 = Gemma4TextConfig()
+    assert g4.layer_types[:6] == ["sliding_attention"] * 5 + ["full_attention"]
+    assert g4.rope_parameters == {
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {
+            "rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1e6,
+        },
+    }  # fmt: skip
+    q3 = Qwen3NextConfig()
+    assert q3.layer_types[:4] == ["linear_attention"] * 3 + ["full_attention"]
+    assert q3.head_dim == 256 and q3.rope_parameters["partial_rotary_factor"] == 0.25

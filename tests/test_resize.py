@@ -124,3 +124,53 @@ def test_non_square_needs_old_grid():
     # rows and columns are not interchangeable: the wrong old_grid gives other values
     other = posenc.resize_position_embeddings(table, (6, 10), old_grid=(5, 3))
     assert not torch.allclose(out, other)
+
+
+def test_siglip2_is_bilinear_with_antialias(tf):
+    """resize.md: SigLIP2 resamples bilinear, align_corners=False, antialias=True."""
+    from transformers.models.siglip2.modeling_siglip2 import Siglip2VisionEmbeddings
+
+    torch.manual_seed(3)
+    grid = torch.randn(6, 6, 8)  # (height, width, dim) as SigLIP2 holds it
+    for h, w in ((9, 4), (3, 5), (6, 6)):
+        want = Siglip2VisionEmbeddings.resize_positional_embeddings(
+            grid, torch.tensor([[h, w]]), max_length=h * w
+        )[0]
+        got = posenc.resize_position_embeddings(
+            grid.reshape(1, 36, 8), (h, w), num_prefix_tokens=0, mode="bilinear", antialias=True
+        )[0]
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_qwen3_vl_gathers_bilinear_align_corners_every_forward(tf):
+    """resize.md: Qwen3-VL's vision encoder resamples its square table to each image's grid,
+    bilinear with align_corners=True, as gather indices and weights (raster order here)."""
+    from transformers.vision_utils import get_vision_interpolation_indices_and_weights
+
+    torch.manual_seed(4)
+    side, dim = 6, 5
+    table = torch.randn(side * side, dim, dtype=torch.float64)
+    for h, w in ((4, 10), (9, 7)):
+        idx, wts = get_vision_interpolation_indices_and_weights(
+            torch.tensor([[1, h, w]]), side, mode="bilinear", align_corners=True
+        )
+        want = (table[idx] * wts[..., None].double()).sum(1)
+        got = posenc.resize_position_embeddings(
+            table[None], (h, w), num_prefix_tokens=0, mode="bilinear", align_corners=True
+        )[0]
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-6)  # HF's weights are float32
+
+
+def test_dinov2_resizes_in_float32_and_casts_back(tf):
+    """resize.md: DINOv2 upcasts to float32 for the bicubic and casts the result back."""
+    from transformers import Dinov2Config
+    from transformers.models.dinov2.modeling_dinov2 import Dinov2Embeddings
+
+    config = Dinov2Config(image_size=16, patch_size=4, hidden_size=8, num_channels=3)
+    torch.manual_seed(5)
+    emb = Dinov2Embeddings(config).eval().to(torch.bfloat16)
+    table = emb.position_embeddings.detach()  # (1, 1 + 16, 8), bfloat16
+    with torch.no_grad():
+        want = emb.interpolate_pos_encoding(torch.zeros(1, 37, 8, dtype=torch.bfloat16), 24, 24)
+    got = posenc.resize_position_embeddings(table.float(), (6, 6)).to(torch.bfloat16)
+    assert torch.equal(got, want)

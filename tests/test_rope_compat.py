@@ -190,6 +190,37 @@ def test_frequencies_equal_rope_init_functions(entry, max_pos, head_dim, base):
         assert math.isclose(factor, hf_factor, rel_tol=1e-12)
 
 
+def test_llama_cast_to_bfloat16_rounds_inv_freq():
+    """rope.md: LlamaModel(cfg).to(bfloat16) rounds the inv_freq buffer and the forward uses it
+    (the page's emulation, bit for bit); _from_config(dtype=bfloat16) keeps it float32."""
+    transformers = require("transformers")
+    config = transformers.LlamaConfig(
+        hidden_size=256,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        vocab_size=32,
+        head_dim=128,
+        rope_parameters={"rope_type": "default", "rope_theta": 5e5},
+    )
+    cast = transformers.LlamaModel(config).to(torch.bfloat16)
+    loaded = transformers.LlamaModel._from_config(config, dtype=torch.bfloat16)
+    assert cast.rotary_emb.inv_freq.dtype == torch.bfloat16
+    assert loaded.rotary_emb.inv_freq.dtype == torch.float32
+    inv32 = torch.as_tensor(posenc.rope_frequencies(128, base=5e5)[0]).float()
+    x = torch.zeros(1, 1, 256, dtype=torch.bfloat16)
+    for p, gap in ((1000, 1.50), (8000, 1.88)):
+        pid = torch.tensor([[p]])
+        cos_cast = cast.rotary_emb(x, pid)[0].float()[0, 0, :64]
+        cos_loaded = loaded.rotary_emb(x, pid)[0].float()[0, 0, :64]
+        low = (p * inv32.to(torch.bfloat16).float()).cos().to(torch.bfloat16).float()
+        assert torch.equal(cos_cast, low)
+        exact = (p * inv32).cos()
+        assert round(float((cos_cast - exact).abs().max()), 2) == gap
+        assert float((cos_loaded - exact).abs().max()) < 0.01  # only the bfloat16 rounding
+
+
 def test_default_frequencies_equal_llama_rotary_embedding():
     transformers = require("transformers")
     for head_dim, base in ((16, 10000.0), (128, 500000.0), (64, 1e6)):

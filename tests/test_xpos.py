@@ -95,6 +95,26 @@ def test_matches_rotary_embedding_torch_float64(library, seq):
         torch.testing.assert_close(g_, w, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize(("q_len", "k_len"), [(1, 40), (3, 10)])
+def test_cached_keys_path_centres_queries_and_keys_apart(library, q_len, k_len):
+    """xpos.md: rotate_queries_with_cached_keys centres the queries at q_len // 2 and the keys
+    at k_len // 2, so its scores are not those of the full sequence."""
+    _, emb = library
+    g = torch.Generator().manual_seed(k_len)
+    q = torch.randn(1, 2, k_len, 16, generator=g, dtype=torch.float64)
+    k = torch.randn(1, 2, k_len, 16, generator=g, dtype=torch.float64)
+    emb.cached_freqs_seq_len = emb.cached_scales_seq_len = 0
+    cq, ck = emb.rotate_queries_with_cached_keys(q[..., -q_len:, :], k)
+    pos = torch.arange(k_len - q_len, k_len)
+    want_q = posenc.apply_xpos(q[..., -q_len:, :], q[..., -q_len:, :], pos, center=q_len // 2)[0]
+    want_k = posenc.apply_xpos(k, k, k_len, center=k_len // 2)[1]
+    torch.testing.assert_close(cq, want_q, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(ck, want_k, rtol=1e-12, atol=1e-12)
+    fq, fk = posenc.apply_xpos(q, k, k_len)
+    full = fq[..., -q_len:, :] @ fk.transpose(-1, -2)
+    assert (cq @ ck.transpose(-1, -2) - full).abs().max() > 1e-3  # not the model's scores
+
+
 def test_matches_rotary_embedding_torch_float32(library):
     rotary, _ = library
     emb = rotary.RotaryEmbedding(16, use_xpos=True, xpos_scale_base=64)

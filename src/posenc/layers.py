@@ -390,9 +390,9 @@ def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
       ``"chunked_attention"``), else the model's default pattern: Gemma 3 and Cohere2 make
       layer ``i`` full when ``(i + 1) % sliding_window_pattern == 0`` (defaults 6 and 4),
       Gemma 2 alternates (1, 3, 5, ... full), ModernBERT makes it full when
-      ``i % global_attn_every_n_layers == 0`` (default 3: layer 0 is global), Llama 4 reads
-      ``no_rope_layers`` / ``no_rope_layer_interval`` (see :func:`llama4_nope_layers`);
-      generic configs without ``layer_types``: every layer full.
+      ``i % global_attn_every_n_layers == 0`` (default 3: layer 0 is global), Llama 4 and
+      SmolLM3 read ``no_rope_layers`` / ``no_rope_layer_interval`` for their NoPE layers (see
+      :func:`llama4_nope_layers`); generic configs without ``layer_types``: every layer full.
     - ``rope_parameters`` (flat, or nested by layer type), ``rope_scaling`` (legacy),
       ``rope_theta``, ``partial_rotary_factor``, ``max_position_embeddings`` and
       ``original_max_position_embeddings``; Gemma 3: ``rope_local_base_freq`` (default 10000)
@@ -482,7 +482,7 @@ def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
     rope = True
     if model_type == "cohere2":
         rope = kind == "sliding"
-    elif model_type == "llama4_text":
+    elif model_type in ("llama4_text", "smollm3"):  # the same no_rope_layers rule
         nope = llama4_nope_layers(
             len(types),
             no_rope_layers=get("no_rope_layers"),

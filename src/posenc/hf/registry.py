@@ -65,7 +65,7 @@ _MODELS: dict[str, ModelRow] = {
         ),
         notes_zh=(
             "它的 rotate_half 返回 (x2, -x1)：每一对都按负角度旋转，相当于把位置取反；"
-            "得分仍只依赖偏移。",
+            "分数仍只依赖偏移。",
         ),
     ),
     "llama4_text": _M(
@@ -276,7 +276,7 @@ for _mt, _scaled in (("layoutlmv2", False), ("layoutlmv3", True)):
             "二者都是 t5_bucket(key - query, bbox_num_buckets, bbox_max_distance)。",
         )
         + (
-            ("LayoutLMv3 先把两种偏置除以 sqrt(head_dim)，再加到注意力得分上。",) if _scaled else ()
+            ("LayoutLMv3 先把两种偏置除以 sqrt(head_dim)，再加到注意力分数上。",) if _scaled else ()
         ),
     )
 _MODELS["cpmant"] = _M(
@@ -415,7 +415,7 @@ _CLVP_EN = (
 _CLVP_ZH = (
     "rotary_dim = max(projection_dim // (2 * num_attention_heads), 32)，底数 10000，"
     "均由 ClvpRotaryPositionalEmbedding 写死（没有 rope_theta 键）。",
-    "cos、sin 是一张与输入等长的表，按 position_ids 取行：位置 id 须小于序列长度。",
+    "cos、sin 是一张与输入等长的表，按 position_ids 取行：位置编号须小于序列长度。",
 )
 _MODELS["clvp_encoder"] = _M(
     "partial_qkv",
@@ -489,7 +489,7 @@ _MODELS["qwen2_5_omni_dit"] = _M(
     notes_zh=(
         "代码注释说只旋转一个头是训练过程留下的问题（“will be fixed at next release”）；"
         "现有权重依赖这一点。",
-        "DiT 自行把梅尔帧编号为 0 .. seq-1（不接受位置 id）。",
+        "DiT 自行把梅尔帧编号为 0 .. seq-1（不接受位置编号）。",
     ),
 )
 _MODELS["qwen2_5_omni_token2wav"] = _M(
