@@ -422,7 +422,7 @@ _TEXT = {
     "zh": {
         "title": "在 llama.cpp / MLX / vLLM 中：",
         "gguf": "  llama.cpp：GGUF 架构 {arch!r}，旋转类型 {kind}",
-        "perm": "    转换脚本逐头重排 q/k 的行（对半配对 -> 相邻配对）",
+        "perm": "    转换脚本逐头重排 q/k 的行（对半配对 -> 交错配对）",
         "noperm": "    q/k 的行保持原样",
         "tensors": "    张量：{names}",
         "mlx": "  MLX（mlx-lm）：{module}(dims={dims}, traditional={trad}, base={base}{scale})",
