@@ -22,8 +22,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Installs say what they do: one line per package (pip's "Collecting ..."), no progress bars.
 LOCKED := --require-hashes --no-deps --progress-bar off
 
-.PHONY: setup site-setup serve build test test-oldest bench atlas lock zensical-check \
-	math-engines format clean mutate
+.PHONY: setup site-setup serve build test test-oldest bench atlas atlas-check lock \
+	zensical-check math-engines format clean mutate
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -83,10 +83,19 @@ test-oldest:
 bench: setup
 	$(BIN)/python -m bench --device $(DEVICE)
 
-# Runs the walk of tests/hf_walk.py over transformers' model types and records it in
-# docs/assets/atlas.json, which the atlas page (hooks/atlas.py) is drawn from.
+# Regenerates what posenc.hf knows of transformers' config classes (src/posenc/hf/classes.json),
+# then runs the walk of tests/hf_walk.py over transformers' model types and records it in
+# docs/assets/atlas.json (which the atlas page, hooks/atlas.py, is drawn from) and in
+# src/posenc/hf/verified.json (the rows explain --list shows): on the installed transformers.
 atlas: setup
+	$(BIN)/python tools/hf_classes.py
 	$(BIN)/python tools/atlas_record.py
+
+# Re-verifies the atlas against the newest transformers (ATLAS_VERSION=x.y.z for another) in a
+# throwaway venv and prints what changed; changes nothing here (tools/atlas_check.py).
+ATLAS_VERSION ?=
+atlas-check: setup
+	$(BIN)/python tools/atlas_check.py $(if $(ATLAS_VERSION),--version $(ATLAS_VERSION))
 
 # Refreshes the locks: every package to its newest release within pyproject.toml's ranges and
 # requirements/constraints.txt (`make lock UPGRADE=` re-resolves and keeps what it can, e.g.

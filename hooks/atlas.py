@@ -58,13 +58,13 @@ TEXT = {
         "pitfalls": "A port must get right:",
         "table": "| model type | {test}, transformers | layers | read from | posenc call |",
         "std": "standard keys",
+        "walk_row": "standard keys (a row the walk found)",
         "row": "registry row",
         "sub": "`{key}`",
         "pairing_key": "`{key}` → {pairing}",
         "dim_key": "width `{key}`",
         "pattern": "`{key}` = {default}",
         "nope": "NoPE `{key}`",
-        "local_base": "local base `{key}`",
         "selector": "only `{key}` = {value}",
         "dim_rule": "width max(`{key}` // (2 · heads), {floor})",
         "base_key": "base `{key}`",
@@ -93,13 +93,13 @@ TEXT = {
         "pitfalls": "移植时须注意：",
         "table": "| 模型类型 | {test}，transformers | 层 | 读取方式 | posenc 调用 |",
         "std": "标准键",
+        "walk_row": "标准键（遍历得到的条目）",
         "row": "注册表条目",
         "sub": "`{key}`",
         "pairing_key": "`{key}` → {pairing}",
         "dim_key": "旋转维度 `{key}`",
         "pattern": "`{key}` = {default}",
         "nope": "NoPE `{key}`",
-        "local_base": "局部底数 `{key}`",
         "selector": "仅当 `{key}` = {value}",
         "dim_rule": "旋转维度 max(`{key}` // (2 · 头数), {floor})",
         "base_key": "底数 `{key}`",
@@ -427,6 +427,8 @@ def _read_from(model_type: str, lang: str) -> str:
     row = posenc.hf.MODELS.get(model_type)
     if row is None:
         return t["std"]
+    from posenc.hf.registry import WRITTEN
+
     items = []
     if row.sub_config:
         items.append(t["sub"].format(key=row.sub_config))
@@ -440,8 +442,6 @@ def _read_from(model_type: str, lang: str) -> str:
         items.append(t["pattern"].format(key=row.pattern[0], default=row.pattern[1]))
     if row.nope:
         items.append(t["nope"].format(key=row.nope))
-    if row.local_base:
-        items.append(t["local_base"].format(key=row.local_base[0]))
     if row.selector:
         items.append(t["selector"].format(key=row.selector[0], value=_code(repr(row.selector[1]))))
     if row.dim_rule:
@@ -454,7 +454,7 @@ def _read_from(model_type: str, lang: str) -> str:
         items.append(t["heads"].format(n=row.rotated_heads))
     if row.ntk_alpha:
         items.append(t["ntk_alpha"])
-    return "<br>".join(items) or t["row"]
+    return "<br>".join(items) or (t["row"] if model_type in WRITTEN else t["walk_row"])
 
 
 def _nowrap(code: str) -> str:
@@ -478,7 +478,8 @@ def _status(entry: dict[str, Any], lang: str, version: str) -> str:
 
 def _groups(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """(convention, model types) for every convention, largest first; "" last."""
-    by: dict[str, list[str]] = {name: [] for name in posenc.hf.CONVENTIONS}
+    # "unknown" is the convention of no row: types posenc.hf does not describe
+    by: dict[str, list[str]] = {name: [] for name in posenc.hf.CONVENTIONS if name != "unknown"}
     for mt, entry in sorted(record["types"].items()):
         by.setdefault(entry["convention"], []).append(mt)
     named = sorted(((c, ts) for c, ts in by.items() if c), key=lambda g: (-len(g[1]), g[0]))
@@ -558,7 +559,7 @@ def conventions(record: dict[str, Any], lang: str) -> str:
             call = call_form(conv, row.pairing if row else None, short=True) if conv else "—"
             cells = [
                 _type_link(mt),
-                _status(e, lang, record["transformers"]),
+                _status(e, lang, e.get("verified_on") or record["transformers"]),
                 _layers(e["layer_kinds"], conv),
                 _read_from(mt, lang),
                 _nowrap(call),

@@ -44,12 +44,16 @@ def test_record_counts_match_its_rows(record):
     assert {s: summary[s] for s in STATUSES} == {s: statuses.count(s) for s in STATUSES}
     assert summary["walked"] == len(types) <= summary["total_model_types"]
     for name, t in types.items():
-        assert set(t) == {"status", "reason", "convention", "layer_kinds", "error", "module"}, name
-        # a verified type has its error within the walk's bound; any other says why
+        assert set(t) == {"status", "reason", "convention", "layer_kinds", "error", "module",
+                          "row", "sub_config", "verified_on"}, name  # fmt: skip
+        # a verified type has its error within the walk's bound and the version it was
+        # verified on; any other says why
         if t["status"] == "verified":
             assert t["error"] is not None and t["error"] <= 1e-6 and not t["reason"], name
+            assert t["verified_on"] == record["transformers"], name
+            assert t["row"] in ("registry", "walk"), name
         else:
-            assert t["reason"], name
+            assert t["reason"] and t["verified_on"] is None, name
     assert re.fullmatch(r"\d{4}-\d\d-\d\d", record["date"])
     assert record["transformers"] and record["torch"]
 

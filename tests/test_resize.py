@@ -126,6 +126,34 @@ def test_non_square_needs_old_grid():
     assert not torch.allclose(out, other)
 
 
+def test_big_endian_table_is_read_in_native_order():
+    """Issue 21: a big-endian NumPy table gave torch's byte-order error (table not named); it is
+    resized as its native-order copy and comes back in its own dtype."""
+    table = np.random.default_rng(0).normal(size=(1 + 16, 8))
+    for dtype in (">f4", ">f8"):
+        got = posenc.resize_position_embeddings(table.astype(dtype), (3, 5), old_grid=(4, 4))
+        want = posenc.resize_position_embeddings(
+            table.astype(dtype.replace(">", "=")), (3, 5), old_grid=(4, 4)
+        )
+        assert got.dtype == np.dtype(dtype) and np.array_equal(got, want)
+
+
+def test_a_result_past_memory_is_refused_before_allocating(monkeypatch):
+    """Issue 21: new_grid=(2**20, 2**20) was an allocator error (32 TiB); refused by name with the
+    size. The limit is the device's memory (monkeypatched here to 1 MiB: deterministic)."""
+    from posenc import _array
+
+    t = torch.zeros(1 + 16, 8)
+    with pytest.raises(ValueError, match=r"^new_grid \(1048576, 1048576\) .* needs 32\.0 TiB"):
+        posenc.resize_position_embeddings(t, (2**20, 2**20))
+    monkeypatch.setitem(_array._MEMORY, "cpu", 2**20)
+    assert posenc.resize_position_embeddings(t, (90, 90)).shape == (1 + 8100, 8)  # 259 KiB
+    with pytest.raises(ValueError, match=r"needs 1\.2 MiB for its result, more than the 1\.0 MiB"):
+        posenc.resize_position_embeddings(t, (200, 200))
+    # the meta device holds no values: no limit
+    assert posenc.resize_position_embeddings(t.to("meta"), (2**20, 2**20)).shape == (2**40 + 1, 8)
+
+
 def test_siglip2_is_bilinear_with_antialias(tf):
     """resize.md: SigLIP2 resamples bilinear, align_corners=False, antialias=True."""
     from transformers.models.siglip2.modeling_siglip2 import Siglip2VisionEmbeddings

@@ -755,7 +755,7 @@ X = np.zeros((2, 3, 8))
                 },
             ),
             ValueError,
-            r"high_freq_factor'\] must be > scaling\['low_freq_factor'\], got high_freq_factor=1",
+            r"high_freq_factor'\] must be >= scaling\['low_freq_factor'\], got high_freq_factor=1",
         ),
         (
             lambda: posenc.rope_frequencies(
@@ -996,6 +996,18 @@ def test_a_large_cpu_output_is_advised_for_huge_pages():
     if "THPeligible" not in fields:
         pytest.skip("kernel without THPeligible in smaps")
     assert fields["THPeligible"] == "1", fields
+
+
+def test_llama3_with_equal_band_factors_is_llama4_scouts_and_runs():
+    # issue 20: Llama 4 Scout ships low_freq_factor == high_freq_factor == 1; transformers warns
+    # and runs it (no middle band: each pair is divided by factor or kept), posenc refused it
+    scaling = {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+               "high_freq_factor": 1.0, "original_max_position_embeddings": 8192}  # fmt: skip
+    inv, attention = posenc.rope_frequencies(128, base=500000.0, scaling=scaling)
+    plain = 500000.0 ** (-np.arange(0, 128, 2) / 128)
+    long = 2 * np.pi / plain > 8192
+    np.testing.assert_allclose(inv, np.where(long, plain / 16.0, plain), rtol=1e-15)
+    assert attention == 1.0 and 0 < long.sum() < 64
 
 
 @pytest.mark.parametrize("pairing", ["interleaved", "half"])

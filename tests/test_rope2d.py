@@ -330,6 +330,19 @@ def test_compiles_without_graph_breaks():
     torch.testing.assert_close(fn(x, pos), posenc.apply_rope_2d(x, pos, convention="pixtral"))
 
 
+def test_a_grid_past_memory_is_refused_before_allocating(monkeypatch):
+    """Issue 21: rope_2d_positions(2**20, 2**20) (16 TiB, exactly its 2**40 cap) was NumPy's
+    MemoryError; now refused by name, with the size, before allocating."""
+    from posenc import _array
+
+    with pytest.raises(ValueError, match=r"^height x width x frames = .* needs 16\.0 TiB"):
+        posenc.rope_2d_positions(2**20, 2**20)
+    monkeypatch.setitem(_array._MEMORY, "cpu", 2**20)
+    assert posenc.rope_2d_positions(64, 128).shape == (8192, 2)  # 128 KiB
+    with pytest.raises(ValueError, match=r"frames = 512 x 512 x 1 = 262144 positions needs 4\.0"):
+        posenc.rope_2d_positions(512, 512)
+
+
 def _rotate_half_paths(x, pos, convention):
     """rope-2d.md's two bfloat16 paths: cos/sin rounded to x's dtype and the rotation there
     (Pixtral), or everything in float32 and one rounding (Qwen2-VL)."""

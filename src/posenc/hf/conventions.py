@@ -356,5 +356,14 @@ _CONVENTIONS = {
             "再做 rotate_half，输出保持重排后的顺序（q、k 相同，分数与交错 RoPE 一致）。",
         ),
     ),
+    "unknown": Convention(
+        "unknown",
+        "unknown",
+        pairing="",
+        slot="",
+        page="atlas",
+        title_en="not described: posenc.hf has no verified row for this model type",
+        title_zh="未描述：posenc.hf 没有此模型类型经过验证的条目",
+    ),
 }
 CONVENTIONS: MappingProxyType[str, Convention] = MappingProxyType(_CONVENTIONS)

@@ -129,7 +129,10 @@ class RotaryEmbedding(nn.Module):
         self.max_len = check_dim(max_len, name="max_len", even=False)
         width = "dim" if rotary_dim is None else "rotary_dim"
         check_entries(
-            self.max_len, self.rotary_dim // 2, what=f"the cache of max_len x {width} // 2"
+            self.max_len,
+            self.rotary_dim // 2,
+            what=f"the cache of max_len x {width} // 2",
+            memory=False,  # checked with what computing it costs, by _check_cache_fits below
         )
         inv_freq, factor = rope_frequencies(
             self.rotary_dim, base=base, scaling=scaling, seq_len=seq_len
