@@ -561,8 +561,8 @@ def test_rotate_longrope_switches_factors_at_the_trained_length(schemes):
 def test_rotate_equals_apply_rope_torch(schemes, name, layer):
     s = schemes[name]
     spec = s.layer(layer)
-    x = torch.from_numpy(_x((2, 3, 5, spec.head_dim)))
-    ids = torch.from_numpy(IDS)
+    x = torch.as_tensor(_x((2, 3, 5, spec.head_dim)))
+    ids = torch.as_tensor(IDS)
     got = s.rotate(x, ids, layer=layer)
     assert isinstance(got, torch.Tensor) and got.dtype == torch.float64
     want = _rope_ref(spec, x, ids)
@@ -579,7 +579,7 @@ def test_rotate_is_identity_on_a_nope_layer(schemes, lib):
     x = _x((2, 3, 5, 128))
     ids = IDS
     if lib == "torch":
-        x, ids = torch.from_numpy(x), torch.from_numpy(IDS)
+        x, ids = torch.as_tensor(x), torch.as_tensor(IDS)
     got = s.rotate(x, ids, layer=3)
     assert type(got) is type(x)
     assert (np.asarray(got) == np.asarray(x)).all()
@@ -592,7 +592,7 @@ def test_rotate_equals_apply_mrope(schemes, lib):
     x = _x((2, 2, 4, 128))
     ids3 = np.stack([IDS[:, :4], IDS[:, :4] // 2, IDS[:, :4] % 3])  # (3, batch, seq)
     if lib == "torch":
-        x, ids3 = torch.from_numpy(x), torch.from_numpy(ids3)
+        x, ids3 = torch.as_tensor(x), torch.as_tensor(ids3)
     got = s.rotate(x, ids3)
     want = posenc.apply_mrope(x, ids3, [16, 24, 24], base=1e6)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=1e-12)
@@ -613,7 +613,7 @@ def test_rotate_equals_apply_mla_rope(schemes, lib):
     k = _x((2, 1, 5, 192), seed=1)
     ids = IDS
     if lib == "torch":
-        q, k, ids = torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(IDS)
+        q, k, ids = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(IDS)
     kw = {"base": 10000.0, "pairing": "deinterleave", "scaling": spec.scaling}
     q_want, k_pe_want = posenc.apply_mla_rope(q, k[..., 128:], ids[:, None, :], **kw)
     q_got, k_got = s.rotate(q, ids), s.rotate(k, ids)
@@ -770,7 +770,7 @@ def test_rotate_takes_fractional_position_ids_as_documented(llama):
 @needs_torch
 def test_rotate_refuses_numpy_x_with_tensor_ids(llama):
     with pytest.raises(TypeError, match="position_ids"):
-        llama.rotate(X, torch.from_numpy(IDS))
+        llama.rotate(X, torch.as_tensor(IDS))
 
 
 def test_rotate_refuses_wrong_mrope_ids_by_name(schemes):
@@ -804,7 +804,7 @@ def _hf_inv_freq(cfg_dict, seq_len=None):
     obj = hf_corpus.hf_config(cfg_dict)
     rc, *_ = hf_corpus._rotary_reference(obj)
     rot = rc(config=obj.get_text_config())
-    return rot.inv_freq.double().numpy(), float(rot.attention_scaling)
+    return rot.inv_freq.double().cpu().numpy(), float(rot.attention_scaling)
 
 
 PHI3_TINY = {"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4,

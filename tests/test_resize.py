@@ -75,8 +75,8 @@ def test_clip_equals_transformers(clip, height, width):
         start = torch.cat((clip.class_embedding.expand(2, 1, -1), patches), dim=1)
         assert torch.equal(out, start + got[None])
         # NumPy in, NumPy out, the same numbers
-        got_np = posenc.resize_position_embeddings(table.numpy(), (height // 3, width // 3))
-        assert isinstance(got_np, np.ndarray) and np.array_equal(got_np, got.numpy())
+        got_np = posenc.resize_position_embeddings(table.cpu().numpy(), (height // 3, width // 3))
+        assert isinstance(got_np, np.ndarray) and np.array_equal(got_np, got.cpu().numpy())
 
 
 def test_siglip_equals_transformers(tf):
