@@ -13,6 +13,17 @@ model rows, as installed at build time) say:
 Every model type gets one anchor, ``mt-<model_type>`` (``#mt-llama``), on its table row or, when
 the walk found no convention for it, in the list of reasons. Convention sections are
 ``#conv-<name>``, reason groups ``#why-<reason>``: the same anchors in both languages.
+
+For readers looking for one model (issue 23):
+
+- each model type is an entry of the site's search of its own, linking to its anchor, with its
+  convention, posenc call and status (``on_page_context``): a search for ``mixtral`` lands on
+  the ``mixtral`` row, not on the top of the section above it;
+- a filter box after the page's first paragraph (shown by assets/posenc.js, no request, no
+  third-party code) keeps only the rows and list entries that match what is typed, with the
+  headings of their sections: ``qwen`` leaves the Qwen rows with their convention and call;
+- the tables stack their rows on a phone (hooks/tables.py) and an identifier in them never
+  breaks inside (posenc.css, ``.posenc-atlas``); calls break after ``(`` and ``, `` only.
 """
 
 from __future__ import annotations
@@ -22,6 +33,8 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+
+from mkdocs.plugins import event_priority
 
 import posenc.hf
 
@@ -73,6 +86,10 @@ TEXT = {
         "ntk_alpha": "`alpha`: NTK-alpha base",
         "why": "[why](#{anchor})",
         "in_table": "listed under [{title}](#conv-{conv})",
+        "filter": "Find a model type",
+        "filter_hint": "qwen, deepseek_v3, rope_interleave…",
+        "filter_count": "{n} model types match.",
+        "filter_none": "No model type matches.",
     },
     "zh": {
         "summary": (
@@ -108,6 +125,10 @@ TEXT = {
         "ntk_alpha": "`alpha`：NTK-alpha 底数",
         "why": "[原因](#{anchor})",
         "in_table": "见[{title}](#conv-{conv})",
+        "filter": "查找模型类型",
+        "filter_hint": "qwen、deepseek_v3、rope_interleave……",
+        "filter_count": "共 {n} 种模型类型匹配。",
+        "filter_none": "没有匹配的模型类型。",
     },
 }
 
@@ -373,6 +394,12 @@ def _nowrap(code: str) -> str:
     return f'<code style="white-space: nowrap">{_code(code)[6:-7]}</code>'
 
 
+def _call(code: str) -> str:
+    """A posenc call as inline code that may break after ``(`` and ``, ``, nowhere else."""
+    inner = _code(code)[6:-7]
+    return "<code>" + inner.replace("(", "(<wbr>").replace(", ", ", <wbr>") + "</code>"
+
+
 def _type_link(model_type: str) -> str:
     a = anchor(model_type)
     return f'<a id="{a}" href="#{a}">{_code(model_type)}</a>'
@@ -472,7 +499,7 @@ def conventions(record: dict[str, Any], lang: str) -> str:
                 _status(e, lang, record["transformers"]),
                 _layers(e["layer_kinds"], conv),
                 _read_from(mt, lang),
-                _nowrap(call),
+                _call(call),
             ]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
@@ -505,10 +532,14 @@ def unverified(record: dict[str, Any], lang: str) -> str:
             if detail:
                 label += f"{left}{_code(detail)}{right}"
             names = [
-                f"[`{mt}`](#{anchor(mt)})" if e["convention"] else _type_link(mt)
+                f'<a href="#{anchor(mt)}">{_code(mt)}</a>' if e["convention"] else _type_link(mt)
                 for mt, e in zip(mts, entries, strict=True)
             ]
-            out.append(f"{label}{colon}" + " · ".join(names) + "\n")
+            # each name its own item for the filter box (assets/posenc.js)
+            items = [
+                f'<span data-mt="{mt}">{name}</span>' for mt, name in zip(mts, names, strict=True)
+            ]
+            out.append(f"{label}{colon}" + " · ".join(items) + "\n")
             continue
         for mt, e in zip(mts, entries, strict=True):
             label = STATUS[lang][e["status"]]
@@ -527,8 +558,35 @@ def unverified(record: dict[str, Any], lang: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def filter_box(lang: str) -> str:
+    """The filter box (raw HTML; assets/posenc.js makes it work, without any request)."""
+    t = TEXT[lang]
+    return (
+        '<div class="posenc-filter" data-atlas-filter>\n'
+        f'<label for="atlas-filter">{t["filter"]}</label>\n'
+        f'<input id="atlas-filter" type="search" placeholder="{html.escape(t["filter_hint"])}" '
+        'autocomplete="off" autocapitalize="off" spellcheck="false" '
+        f'data-count="{html.escape(t["filter_count"])}" data-none="{html.escape(t["filter_none"])}">\n'
+        '<p class="posenc-filter__count" role="status"></p>\n'
+        "</div>\n"
+    )
+
+
+def _after_first_paragraph(markdown: str, block: str) -> str:
+    """``markdown`` with ``block`` after the first paragraph that follows its title."""
+    lines = markdown.split("\n")
+    title = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
+    i = title + 1
+    while i < len(lines) and not lines[i].strip():  # to the paragraph
+        i += 1
+    while i < len(lines) and lines[i].strip():  # to its end
+        i += 1
+    return "\n".join([*lines[:i], "", block.rstrip("\n"), *lines[i:]])
+
+
 def render(markdown: str, lang: str, record: dict[str, Any] | None = None) -> str:
-    """``markdown`` with the placeholders replaced (``lang`` is ``"en"`` or ``"zh"``)."""
+    """``markdown`` with the placeholders replaced (``lang`` is ``"en"`` or ``"zh"``) and the
+    filter box after the first paragraph."""
     record = load_record() if record is None else record
     parts = {"summary": summary, "conventions": conventions, "unverified": unverified}
     for mark in MARKS:
@@ -536,7 +594,40 @@ def render(markdown: str, lang: str, record: dict[str, Any] | None = None) -> st
         if placeholder not in markdown:
             raise ValueError(f"{lang}/{PAGE} must hold the placeholder {placeholder}")
         markdown = markdown.replace(placeholder, parts[mark](record, lang))
-    return markdown
+    return _after_first_paragraph(markdown, filter_box(lang))
+
+
+def search_entries(record: dict[str, Any], lang: str, url: str) -> list[dict[str, str]]:
+    """One search entry per model type, linking to its anchor on the atlas page at ``url``:
+    its name as the title, its convention, posenc call and status as the text."""
+    entries = []
+    for mt, e in sorted(record["types"].items()):
+        conv = posenc.hf.CONVENTIONS.get(e["convention"]) if e["convention"] else None
+        row = posenc.hf.MODELS.get(mt)
+        parts = [f"<code>{html.escape(mt)}</code>", html.escape(STATUS[lang][e["status"]])]
+        if conv is not None:
+            parts.insert(1, html.escape(_title(conv.name, lang)))
+            call = call_form(conv, row.pairing if row else None, short=True)
+            parts.insert(2, f"<code>{html.escape(call)}</code>")
+        entries.append({"location": f"{url}#{anchor(mt)}", "title": mt, "text": " · ".join(parts)})
+    return entries
+
+
+@event_priority(-50)  # after the search plugin (0) has indexed the page's sections
+def on_page_context(context: Any, page: Any, config: Any, **kwargs: Any) -> Any:
+    src = page.file.src_uri
+    if src not in (f"en/{PAGE}", f"zh/{PAGE}"):
+        return context
+    search = config.plugins.get("material/search") or config.plugins.get("search")
+    index = getattr(search, "search_index", None)
+    if index is None or not hasattr(index, "entries"):
+        return context
+    segment = getattr(index, "_segment_chinese", None)  # Material's jieba cut, as for sections
+    for entry in search_entries(load_record(), src.split("/", 1)[0], page.url):
+        if segment is not None:
+            entry = {**entry, "text": segment(entry["text"])}
+        index.entries.append(entry)
+    return context
 
 
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:

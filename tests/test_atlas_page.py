@@ -143,3 +143,41 @@ def test_a_new_model_type_is_listed_with_its_reason(record):
 )
 def test_reasons_are_grouped_by_their_key(reason, key):
     assert atlas.reason_key(reason) == key
+
+
+# --- finding one model (issue 23) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_model_type_is_a_search_entry_of_its_own(record, lang):
+    """Each model type is its own search entry, linking to its row (#mt-<type>), with its
+    convention and posenc call: a search for it lands on the row, not above its section."""
+    url = "zh/atlas/" if lang == "zh" else "atlas/"
+    entries = atlas.search_entries(record, lang, url)
+    assert [e["title"] for e in entries] == sorted(record["types"])
+    by_type = {e["title"]: e for e in entries}
+    for mt, entry in record["types"].items():
+        e = by_type[mt]
+        assert e["location"] == f"{url}#mt-{mt}"
+        assert atlas.STATUS[lang][entry["status"]] in e["text"]
+        if entry["convention"]:
+            assert re.search(r"<code>\w[\w.]*\(…", e["text"]), e  # the short call
+    llama = by_type["llama"]["text"]
+    assert "apply_rope(…, pairing=&#x27;half&#x27;)" in llama or "apply_rope(…)" in llama
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_filter_box_follows_the_first_paragraph(record, lang):
+    page = (ROOT / "docs" / lang / "atlas.md").read_text(encoding="utf-8")
+    out = atlas.render(page, lang, record)
+    before, after = out.split('<div class="posenc-filter" data-atlas-filter>', 1)
+    assert before.count("\n\n") == 2 and before.lstrip().startswith("# ")  # title, paragraph
+    assert after.index("</div>") < after.index("## ")
+    label = re.search(r'<label for="atlas-filter">([^<]+)</label>', after)[1]
+    assert label == atlas.TEXT[lang]["filter"]
+    assert 'data-count="' in after and "{n}" in atlas.TEXT[lang]["filter_count"]
+
+
+def test_calls_break_only_after_parentheses_and_commas():
+    call = html.unescape(atlas._call("apply_mla_rope(…, pairing='interleaved')"))
+    assert call == "<code>apply_mla_rope(<wbr>…, <wbr>pairing='interleaved')</code>"

@@ -1,0 +1,282 @@
+"""The build-time side of issue 23 (pages that read well on a phone), as functions.
+
+- hooks/katex-render.cjs (through hooks/katex.py) cuts a display formula into boxes only after
+  top-level relations and between its ",\\qquad" parts, never inside brackets; inline math
+  after relations and operators outside brackets;
+- hooks/tables.py marks wide tables to stack on a phone and labels their cells;
+- hooks/notebooks.py writes the page's prose, code and results into its notebook and script;
+- hooks/atlas.py gives each model type a search entry and the page a filter box;
+- hooks/page_meta.py serves the Chinese 404 for /zh/ paths under ``mkdocs serve``;
+- hooks/lazy_blocks.py sizes a figure by its phone rendition and a stacked table by its cells.
+
+The browser side is in tests/test_browser.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _hook(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        f"posenc_hook_{name}", ROOT / "hooks" / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+tables = _hook("tables")
+notebooks = _hook("notebooks")
+page_meta = _hook("page_meta")
+lazy_blocks = _hook("lazy_blocks")
+
+
+# --- math: where a formula may break -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def katex():
+    if shutil.which("node") is None or not (ROOT / "node_modules" / "katex").is_dir():
+        pytest.skip("KaTeX needs Node.js and node_modules (npm ci)")
+    return _hook("katex")
+
+
+def _bases(rendered: str) -> list[str]:
+    """The visible formula's boxes, each as the classes of its atoms (struts and spaces out)."""
+    html = rendered[rendered.index('class="katex-html"') :]
+    pieces = html.split('<span class="base">')[1:]
+    return [
+        [c for c in re.findall(r'<span class="(m[a-z]+)[ "]', piece) if c != "mspace"]
+        for piece in pieces
+    ]
+
+
+def test_display_formula_breaks_only_after_top_level_relations(katex):
+    (out,) = katex.typeset([(r"PE[p, 2i + 1] = a + b - c \le d", True)])
+    bases = _bases(out["html"])
+    assert len(bases) == 3  # "PE[p, 2i + 1] =", "a + b - c \le", "d"
+    assert [b[-1] for b in bases[:-1]] == ["mrel", "mrel"]
+    assert "posenc-part" not in out["html"]
+
+
+def test_display_formula_parts_at_comma_qquad(katex):
+    tex = r"PE[p, 2i] = \sin(p\,\omega_i), \qquad PE[p, 2i+1] = \cos(p\,\omega_i)"
+    (out,) = katex.typeset([(tex, True)])
+    html = out["html"]
+    assert html.count('class="posenc-part"') == 2
+    assert len(_bases(html)) == 4  # each part breaks after its "="
+    assert "<math" in html and 'display="block"' in html  # screen readers read it whole
+
+
+def test_brackets_joined_by_katex_still_count(katex):
+    # KaTeX writes ")]" as one closing atom: the \approx after it is at the top level
+    (out,) = katex.typeset([(r"x = [\sin(2/100)] \approx [0.02]", True)])
+    assert len(_bases(out["html"])) == 3
+
+
+def test_inline_math_breaks_after_operators_outside_brackets(katex):
+    (out,) = katex.typeset([(r"(a + b) + c = d", False)])
+    bases = _bases(out["html"])
+    assert [b[-1] for b in bases[:-1]] == ["mbin", "mrel"], bases  # not after the inner "+"
+
+
+def test_inline_list_breaks_after_its_spaced_commas(katex):
+    # [sin 2, cos(2/100), ...] in a sentence: after ",\ " only, not after the comma of f(a, b)
+    (out,) = katex.typeset([(r"[\sin 2,\ \cos(2/100),\ f(a, b)]", False)])
+    assert [b[-1] for b in _bases(out["html"])] == ["mpunct", "mpunct", "mclose"]
+    (out,) = katex.typeset([(r"[\sin 2,\ \cos 2] = x", True)])  # display: not in brackets
+    assert len(_bases(out["html"])) == 2
+
+
+# --- tables that stack on a phone ----------------------------------------------------------------
+
+WIDE = (
+    "<table>\n<thead>\n<tr>\n<th>model type</th>\n<th>status</th>\n<th>layers</th>\n"
+    '<th>call &amp; "key"</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>llama</td>\n<td>ok</td>\n'
+    "<td>full</td>\n<td><code>apply_rope</code></td>\n</tr>\n</tbody>\n</table>"
+)
+
+
+def test_wide_table_is_marked_and_its_cells_labelled():
+    out = tables.on_page_content(f"<p>x</p>{WIDE}", page=None)
+    assert "<table data-stack>" in out
+    cells = re.findall(r"<td([^>]*)>", out)
+    assert cells == [
+        "",
+        ' data-label="status"',
+        ' data-label="layers"',
+        ' data-label="call &amp; &quot;key&quot;"',
+    ]
+    assert "<th>status</th>" in out  # the header row stays for wide screens
+
+
+def test_narrow_and_headless_tables_stay_tables():
+    narrow = "<table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table>"
+    bare = "<table><tr><td>1</td><td>2</td><td>3</td><td>4</td></tr></table>"
+    for html in (narrow, bare):
+        assert tables.on_page_content(html, page=None) == html
+
+
+def test_api_parameter_tables_stack_at_any_width():
+    api = (
+        "<table><thead><tr><th>Name</th><th>Type</th><th>Description</th></tr></thead><tbody>"
+        '<tr class="doc-section-item"><td><code>dim</code></td><td>int</td><td>x</td></tr>'
+        "</tbody></table>"
+    )
+    out = tables.on_page_content(api, page=None)
+    assert out.startswith("<table data-stack>") and 'data-label="Description"' in out
+
+
+# --- notebooks and scripts ---------------------------------------------------------------------
+
+PAGE = """# Title { #title }
+
+Intro with a [link](rope.md#pairings), a [local one](#check){ .cited } and $x_i$.
+
+!!! note "Careful"
+    Indented note text.
+
+## Check { #check }
+
+```python
+>>> import math
+>>> x = 2
+>>> x + 1
+3
+>>> x, x * 2
+(2, 4)
+>>> print("hi")
+hi
+>>> math.sqrt(-1)
+Traceback (most recent call last):
+ValueError: math domain error
+>>> y = x
+```
+
+```python exec="on" html="1"
+print("<svg></svg>")
+```
+
+=== "NumPy"
+
+    Text in a tab.
+
+    ```python
+    z = 1
+    ```
+"""
+
+
+def test_page_cells_carry_prose_code_and_results():
+    cells = notebooks.page_cells(PAGE, "en", "https://s/t/", "https://s/")
+    prose = "\n".join(c["markdown"] for c in cells if "markdown" in c)
+    assert "# Title\n" in prose and "## Check\n" in prose and "{ #" not in prose
+    assert (
+        "[link](https://s/rope/#pairings)" in prose and "[local one](https://s/t/#check)" in prose
+    )
+    assert "> **Careful**\n> Indented note text." in prose
+    assert "**NumPy**\n\nText in a tab." in prose and "see it on the page" in prose
+    code = [c for c in cells if "code" in c]
+    assert [c["output"] for c in code] == [
+        "3\n",
+        "(2, 4)\n",
+        "hi\n",
+        "ValueError: math domain error\n",
+        "",
+        "",
+    ]
+    assert [c["kind"] for c in code[:4]] == ["result", "result", "stream", "stream"]
+    assert code[0]["code"] == "import math\nx = 2\nx + 1"
+    assert code[0]["script"].endswith("print(repr(x + 1))")
+    assert code[1]["script"] == "print(repr((x, x * 2)))"  # one value: the tuple
+    assert code[2]["script"] == 'print("hi")'
+    assert "except ValueError as error:" in code[3]["code"]
+    assert code[-1]["code"] == "z = 1"
+
+
+def test_scripts_print_what_the_page_shows(capsys):
+    cells = notebooks.page_cells(PAGE, "en", "https://s/t/", "https://s/")
+    script = notebooks.script("Title", "https://s/t/", "en", cells)
+    assert "# %% [markdown]\n# ## Check" in script
+    namespace: dict = {}
+    exec(compile(script, "page.py", "exec"), namespace)
+    assert capsys.readouterr().out == "3\n(2, 4)\nhi\nValueError: math domain error\n"
+
+
+def test_notebook_shows_each_result_under_its_cell():
+    cells = notebooks.page_cells(PAGE, "zh", "https://s/zh/t/", "https://s/")
+    nb = notebooks.notebook("标题", "https://s/zh/t/", "zh", cells)
+    json.dumps(nb)
+    assert nb["cells"][0]["source"][0] == "# 标题\n" and "来自网页" in "".join(
+        nb["cells"][0]["source"]
+    )
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code[0]["outputs"][0] == {
+        "output_type": "execute_result",
+        "execution_count": 1,
+        "metadata": {},
+        "data": {"text/plain": ["3"]},
+    }
+    assert code[2]["outputs"][0] == {"output_type": "stream", "name": "stdout", "text": ["hi\n"]}
+    assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
+    assert len({c["id"] for c in nb["cells"]}) == len(nb["cells"])
+    assert (
+        notebooks.file_stem("zh/rope.md") == "rope.zh"
+        and notebooks.file_stem("en/rope.md") == "rope"
+    )
+
+
+# --- the Chinese 404 under mkdocs serve ---------------------------------------------------------
+
+
+def test_dev_server_answers_zh_paths_with_the_chinese_404(tmp_path):
+    (tmp_path / "zh").mkdir()
+    (tmp_path / "404.html").write_text("english 404", encoding="utf-8")
+    (tmp_path / "zh" / "404.html").write_text("中文 404", encoding="utf-8")
+    answers: list = []
+    server = SimpleNamespace(root=str(tmp_path), mount_path="/", _serve_request=lambda e, s: None)
+    page_meta.on_serve(server, config=None, builder=None)
+
+    def ask(path):
+        answers.clear()
+        body = server._serve_request({"PATH_INFO": path}, lambda *a: answers.append(a))
+        return body, answers[:1]
+
+    body, status = ask("/zh/no-such-page/")
+    assert body == ["中文 404".encode()] and status[0][0] == "404 Not Found"
+    assert ask("/no-such-page/") == (None, [])  # MkDocs' own handler: the English 404
+    assert ask("/zhx/") == (None, [])
+
+
+def test_dev_server_hook_keeps_what_exists():
+    server = SimpleNamespace(root="/nowhere", mount_path="/", _serve_request=lambda e, s: [b"ok"])
+    page_meta.on_serve(server, config=None, builder=None)
+    assert server._serve_request({"PATH_INFO": "/zh/rope/"}, None) == [b"ok"]
+
+
+# --- lazy blocks: sizes on a phone ---------------------------------------------------------------
+
+
+def test_lazy_estimate_counts_the_phone_rendition_and_stacked_rows():
+    wide = '<svg class="posenc-wide" width="460pt" viewBox="0 0 460.8 201.6">'
+    narrow = '<svg class="posenc-narrow" width="288pt" viewBox="0 0 288 460">'
+    alone = lazy_blocks.estimate(f'<div class="posenc-figure">{wide}</svg></div>')
+    both = lazy_blocks.estimate(
+        f'<div class="posenc-figure" data-narrow>{wide}</svg>{narrow}</svg></div>'
+    )
+    assert both > alone  # the taller phone drawing is the one a phone shows
+    rows = "<tr>" + "<td>x</td>" * 5 + "</tr>"
+    assert lazy_blocks.estimate(f"<table data-stack>{rows * 10}</table>") > lazy_blocks.estimate(
+        f"<table>{rows * 10}</table>"
+    )
