@@ -131,8 +131,9 @@
     ...[...article.querySelectorAll("tr, li")].filter((el) => el.querySelector(model)),
     ...article.querySelectorAll("[data-mt]"),
   ].map((el) => ({ el, text: key(el.textContent), name: el.querySelector(model) }))
-  const blocks = [...article.children].filter((el) => el !== box)
   const run = () => {
+    // the article's blocks now (Material wraps each table in a scrolling box once it runs)
+    const blocks = [...article.children].filter((el) => el !== box)
     const query = key(input.value)
     if (!query) {
       for (const { el } of items) el.hidden = false
@@ -146,7 +147,7 @@
       if (!item.el.hidden) names.add(key(item.name.textContent))
     }
     // a block stays when it holds a match; a heading when a block of its section does
-    let keep = new Set()
+    const keep = new Set()
     const heads = {}
     for (const el of blocks) {
       const level = /^H([1-6])$/.exec(el.tagName)
