@@ -904,3 +904,13 @@ def test_gradient_flows_through_apply_rope(pairing, rotary_dim):
         weights, torch.arange(5) * -1.0, pairing=pairing, rotary_dim=rotary_dim
     )
     torch.testing.assert_close(x.grad, back)
+
+
+@pytest.mark.parametrize("pairing", ["interleaved", "half"])
+def test_one_position_for_every_token_in_a_batch_of_tensors(pairing):
+    """A 0-d tensor position with a (batch, heads, seq, dim) tensor: the half-pairing slab path
+    once reshaped a seq axis of 1 to seq (found by the hostile rows of posenc.partial)."""
+    x = torch.randn(2, 3, 5, 16)
+    got = posenc.apply_rope(x, torch.tensor(7), pairing=pairing)
+    want = posenc.apply_rope(x, torch.full((5,), 7), pairing=pairing)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)

@@ -418,6 +418,51 @@ def hf_atlas() -> None:
     _is(by_hand.rotate(np.ones((1, 1, 2, 4)), np.arange(2)), np.ndarray)
 
 
+def partial_cache_packing() -> None:
+    w = posenc.partial_rope_frequencies(16, 0.25, rule="proportional")
+    assert_type(w, Floats)
+    _is(w, np.ndarray)
+    y = posenc.apply_partial_rope(np.ones((3, 16)), 3, fraction=0.5)
+    assert_type(y, Floats)
+    ty = posenc.apply_partial_rope(torch.ones(3, 16), torch.arange(3), fraction=0.5)
+    assert_type(ty, Tensor)
+    _is(ty, torch.Tensor)
+    moved = posenc.rerotate_keys(np.ones((3, 8)), np.arange(3), 3)
+    assert_type(moved, Floats)
+    tmoved = posenc.rerotate_keys(torch.ones(3, 8), torch.arange(3), torch.arange(3))
+    assert_type(tmoved, Tensor)
+    _is(tmoved, torch.Tensor)
+    kept, pos = posenc.streaming_positions(10, sinks=2, window=3)
+    assert_type(kept, Ints)
+    assert_type(pos, Ints)
+    sw = posenc.sink_softmax(np.zeros((1, 2, 3)), np.zeros(1))
+    assert_type(sw, Floats)
+    tsw = posenc.sink_softmax(torch.zeros(1, 2, 3), torch.zeros(1))
+    assert_type(tsw, Tensor)
+    ids = posenc.packed_position_ids([2, 3])
+    assert_type(ids, Ints)
+    tids = posenc.packed_position_ids(torch.tensor([2, 3]))
+    assert_type(tids, Tensor)
+    cu = posenc.cu_seqlens(ids)
+    assert_type(cu, Ints)
+    tcu = posenc.cu_seqlens(tids)
+    assert_type(tcu, Tensor)
+    mask = posenc.packed_causal_mask(ids)
+    _is(mask, np.ndarray)
+    tmask = posenc.packed_causal_mask(tids)
+    assert_type(tmask, Tensor)
+    shard = posenc.context_parallel_positions(8, 2, 0)
+    assert_type(shard, Ints)
+    tree = posenc.draft_tree_position_ids([-1, 0, 0], offset=4)
+    assert_type(tree, Ints)
+    ttree = posenc.draft_tree_position_ids(torch.tensor([-1, 0, 0]))
+    assert_type(ttree, Tensor)
+    tm = posenc.draft_tree_mask([-1, 0, 0])
+    _is(tm, np.ndarray)
+    ttm = posenc.draft_tree_mask(torch.tensor([-1, 0, 0]))
+    assert_type(ttm, Tensor)
+
+
 def main() -> None:
     """Run every check above (tests/test_types.py calls it)."""
     layer_patterns()
@@ -435,6 +480,7 @@ def main() -> None:
     mrope_family()
     frontier_and_mla()
     hf_atlas()
+    partial_cache_packing()
 
 
 if __name__ == "__main__":

@@ -16,10 +16,13 @@ from . import attention as _attention
 from . import axial as _axial
 from . import deberta as _deberta
 from . import frontier as _frontier
+from . import kvcache as _kvcache
 from . import layers as _layers
 from . import mla as _mla
 from . import mrope as _mrope
 from . import naive as _naive
+from . import packing as _packing
+from . import partial as _partial
 from . import positions as _positions
 from . import relative as _relative
 from . import resize as _resize
@@ -28,6 +31,7 @@ from . import rope2d as _rope2d
 from . import rope_scaling as _rope_scaling
 from . import sincos2d as _sincos2d
 from . import sinusoidal as _sinusoidal
+from . import speculative as _speculative
 from . import t5 as _t5
 from . import xpos as _xpos
 from ._version import __version__ as __version__
@@ -36,10 +40,13 @@ from .attention import *  # noqa: F403
 from .axial import *  # noqa: F403
 from .deberta import *  # noqa: F403
 from .frontier import *  # noqa: F403
+from .kvcache import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .mla import *  # noqa: F403
 from .mrope import *  # noqa: F403
 from .naive import *  # noqa: F403
+from .packing import *  # noqa: F403
+from .partial import *  # noqa: F403
 from .positions import *  # noqa: F403
 from .relative import *  # noqa: F403
 from .resize import *  # noqa: F403
@@ -48,6 +55,7 @@ from .rope2d import *  # noqa: F403
 from .rope_scaling import *  # noqa: F403
 from .sincos2d import *  # noqa: F403
 from .sinusoidal import *  # noqa: F403
+from .speculative import *  # noqa: F403
 from .t5 import *  # noqa: F403
 from .xpos import *  # noqa: F403
 
@@ -71,6 +79,10 @@ __all__ = [
     *_rope2d.__all__,
     *_mla.__all__,
     *_sincos2d.__all__,
+    *_partial.__all__,
+    *_kvcache.__all__,
+    *_packing.__all__,
+    *_speculative.__all__,
 ]
 
 

@@ -498,6 +498,9 @@ def _slabs(src: Any, dst: Any, both: Any, sin: Any) -> tuple[Any, Any, list[tupl
         src3, dst3 = src.reshape(lead, seq, rot), dst.view(lead, seq, rot)
         step = max(1, _CHUNK_BYTES // (seq * rot * src.element_size()))
         chunks = [(src3[i : i + step], dst3[i : i + step]) for i in range(0, lead, step)]
+        # one position for every token (a 0-d position) gives cos/sin a seq axis of 1
+        both = both.expand(*both.shape[:-2], seq, rot)
+        sin = sin.expand(*sin.shape[:-2], seq, rot // 2)
         return both.reshape(seq, rot), sin.reshape(seq, rot // 2), chunks
     return both, sin, [(src, dst)]
 
