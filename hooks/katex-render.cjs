@@ -5,7 +5,7 @@
 // "htmlAndMathml" output: visible HTML+CSS (aria-hidden) plus MathML that screen readers read.
 //
 // Where a formula may break across lines (`breaks`), issue 23. KaTeX's inline mode cuts the
-// visible formula into unbreakable boxes (`.base`) after every binary operator and relation, at
+// visible formula into unbreakable boxes (`.base`, `.katex-base` from KaTeX 0.18) after every binary operator and relation, at
 // any depth: on a phone "PE[p, 2i+1]" broke after the "+" inside its brackets. The boxes are
 // cut again here from the formula's own atoms, never inside brackets:
 // - "display": a display equation breaks only where a person would: between the parts that a
@@ -28,6 +28,10 @@ const options = {
 };
 
 const has = (node, name) => Array.isArray(node.classes) && node.classes.includes(name);
+// KaTeX 0.18 prefixed its internal classes ("base" became "katex-base", "strut" "katex-strut"):
+// both spellings are read, and a box made here takes the spelling KaTeX used in the same formula.
+const isBase = (node) => has(node, "base") || has(node, "katex-base");
+const isStrut = (node) => has(node, "strut") || has(node, "katex-strut");
 // the width of a space (\quad, \qquad, the glue after a relation) in em; null: not a space.
 // A text space ("\ ", "~") has no margin: about a quarter em.
 const space = (node) => {
@@ -40,15 +44,25 @@ const em = (value) => `${+value.toFixed(4)}em`;
 const brackets = (node) => (typeof node.text === "string" && node.text.length > 1 ? [...node.text].length : 1);
 
 // Level of the break allowed after an atom: 1 a separator (",\qquad"), 2 a relation, 3 a binary
-// operator, all outside brackets; 4 a comma followed by a space, as in a list ("a,\ b"), also
+// operator, all outside brackets; 4 a comma of a list: followed by a space ("a,\ b"), or one of
+// three or more commas of one bracket ("[0, 2, 4, ..., d-2]", not an index "PE[p, 2i]"), also
 // inside brackets; 0 none.
 function breakPoints(items) {
   const points = new Map(); // index of the last atom before the break -> level
+  const groups = []; // per open bracket, the places after its own commas
+  const list = (commas) => {
+    if (commas && commas.length >= 3) for (const at of commas) if (!points.has(at)) points.set(at, 4);
+  };
   let depth = 0;
   for (let i = 0; i < items.length; i++) {
     const node = items[i];
-    if (has(node, "mopen")) depth += brackets(node);
-    else if (has(node, "mclose")) depth = Math.max(0, depth - brackets(node));
+    if (has(node, "mopen")) {
+      depth += brackets(node);
+      for (let k = brackets(node); k > 0; k--) groups.push([]);
+    } else if (has(node, "mclose")) {
+      depth = Math.max(0, depth - brackets(node));
+      for (let k = brackets(node); k > 0; k--) list(groups.pop());
+    }
     if (depth && !has(node, "mpunct")) continue;
     const own = space(node);
     let kind = has(node, "mrel") ? 2 : has(node, "mbin") ? 3 : has(node, "mpunct") ? 4 : own !== null ? 5 : 0;
@@ -67,6 +81,7 @@ function breakPoints(items) {
       else if (kind === 2) points.set(j, 2);
       else if (kind === 3) points.set(j, 3);
       else if (kind === 4 && glue >= 0.4) points.set(j, 4);
+      else if (kind === 4 && depth && groups.length) groups[groups.length - 1].push(j);
     }
     i = j;
   }
@@ -75,12 +90,13 @@ function breakPoints(items) {
 
 function rebreak(tree, breaks) {
   const html = tree.children.find((child) => has(child, "katex-html"));
-  if (!html || !html.children.length || !html.children.every((base) => has(base, "base")))
+  if (!html || !html.children.length || !html.children.every(isBase))
     return; // a \tag or a \\ line break: left as KaTeX made it
   const Span = html.constructor;
+  const prefix = has(html.children[0], "katex-base") ? "katex-" : "";
   const items = [];
   for (const base of html.children)
-    for (const child of base.children) if (!has(child, "strut")) items.push(child);
+    for (const child of base.children) if (!isStrut(child)) items.push(child);
   const points = breakPoints(items);
   const allowed = breaks === "display" ? [1, 2] : [2, 3, 4];
   const makeBase = (from, to) => {
@@ -91,10 +107,10 @@ function rebreak(tree, breaks) {
       height = Math.max(height, kid.height || 0);
       depth = Math.max(depth, kid.depth || 0);
     }
-    const strut = new Span(["strut"], []);
+    const strut = new Span([`${prefix}strut`], []);
     strut.style.height = em(height + depth);
     if (depth) strut.style.verticalAlign = em(-depth);
-    const base = new Span(["base"], [strut, ...kids]);
+    const base = new Span([`${prefix}base`], [strut, ...kids]);
     base.height = height;
     base.depth = depth;
     return base;

@@ -55,7 +55,7 @@ def katex():
 def _bases(rendered: str) -> list[str]:
     """The visible formula's boxes, each as the classes of its atoms (struts and spaces out)."""
     html = rendered[rendered.index('class="katex-html"') :]
-    pieces = html.split('<span class="base">')[1:]
+    pieces = re.split(r'<span class="(?:katex-)?base">', html)[1:]  # "katex-base" from KaTeX 0.18
     return [
         [c for c in re.findall(r'<span class="(m[a-z]+)[ "]', piece) if c != "mspace"]
         for piece in pieces
@@ -99,6 +99,14 @@ def test_inline_list_breaks_after_its_spaced_commas(katex):
     assert len(_bases(out["html"])) == 2
 
 
+def test_inline_list_of_three_commas_breaks_after_each(katex):
+    # a list without spaces (362 px at 360 px on /sinusoidal/): after each of its commas; an
+    # index of one comma ("PE[p, 2i]") or the arguments of f(a, b) stay whole
+    tex = r"[\sin p\omega_0, \ldots, \sin p\omega_{d/2-1}, \cos p\omega_0] = PE[p, 2i] + f(a, b)"
+    (out,) = katex.typeset([(tex, False)])
+    assert [b[-1] for b in _bases(out["html"])] == ["mpunct"] * 3 + ["mrel", "mbin", "mclose"]
+
+
 # --- tables that stack on a phone ----------------------------------------------------------------
 
 WIDE = (
@@ -126,6 +134,19 @@ def test_narrow_and_headless_tables_stay_tables():
     bare = "<table><tr><td>1</td><td>2</td><td>3</td><td>4</td></tr></table>"
     for html in (narrow, bare):
         assert tables.on_page_content(html, page=None) == html
+
+
+def test_long_dotted_names_in_tables_break_after_their_dots():
+    # the atlas' 443 px cell at 390 px: a narrow table whose name had no place to break
+    name = "Tipsv2TextEmbeddings.text_model.embeddings.position_embedding"
+    link = '<a href="https://example.org/a.b.c.d.e.f.g.h.i.j">torch.nn.functional.softmax</a>'
+    cell = f"<table><tr><td>{name} (X)<br>{link} np.float64 f.a_long_method_name_here(</td></tr></table>"
+    out = tables.on_page_content(cell, page=None)
+    assert "Tipsv2TextEmbeddings.<wbr>text_model.<wbr>embeddings.<wbr>position_embedding" in out
+    assert 'href="https://example.org/a.b.c.d.e.f.g.h.i.j"' in out  # never inside a tag
+    assert ">torch.<wbr>nn.<wbr>functional.<wbr>softmax</a>" in out
+    assert " np.float64 " in out and "f.a_long_method_name_here(" in out  # short; a call
+    assert out.replace("<wbr>", "") == cell
 
 
 def test_api_parameter_tables_stack_at_any_width():
@@ -280,3 +301,32 @@ def test_lazy_estimate_counts_the_phone_rendition_and_stacked_rows():
     assert lazy_blocks.estimate(f"<table data-stack>{rows * 10}</table>") > lazy_blocks.estimate(
         f"<table>{rows * 10}</table>"
     )
+
+
+# --- figures: the phone rendition ------------------------------------------------------------
+
+
+def test_a_chinese_label_too_wide_for_the_phone_figure_goes_on_two_lines():
+    # /zh/performance/: "耗时 / 最快同类实现（对数坐标）" ran past the 4 in figure, so the page
+    # had no phone rendition and its words showed at 6.4 px on a 360 px phone
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from posenc import plots
+
+    plots._set_page("zh/performance.md")  # as during the build: Chinese fonts
+    try:
+        fig, ax = plots.figure(6.4, 2.0)
+        ax.barh([0, 1], [1.0, 2.0])
+        ax.set_xlabel("与最快同类实现的耗时之比（对数坐标，越小越快）", fontsize=13)
+        svg = plots._save_narrow(fig)
+    finally:
+        plots._set_page(None)
+        matplotlib.pyplot.close("all")
+    assert svg is not None
+    label = ax.xaxis.label.get_text()
+    assert (
+        label.count("\n") == 1
+        and label.replace("\n", "") == "与最快同类实现的耗时之比（对数坐标，越小越快）"
+    )
+    assert not plots._two_lines(ax.xaxis.label)  # once only

@@ -203,6 +203,38 @@ def _collide(fig: Any) -> list[Any]:
     return out
 
 
+def _outside(fig: Any) -> list[Any]:
+    """The words of ``fig`` that run past its left or right edge."""
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    out = []
+    for text in _texts(fig):
+        extent = text.get_window_extent(renderer)
+        if extent.x0 < box.x0 - 3 or extent.x1 > box.x1 + 3:  # 3 px: mathtext's own slack
+            out.append(text)
+    return out
+
+
+_CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+
+
+def _two_lines(text: Any) -> bool:
+    """Put a one-line Chinese title or label on two lines, broken nearest its middle: after a
+    space, "/" or Chinese comma, or before an opening bracket. False where it is not such a text
+    (or has no such place)."""
+    words = text.get_text()
+    if "\n" in words or not _CJK.search(words) or "$" in words:
+        return False
+    places = [i + 1 for i, ch in enumerate(words) if ch in " /，、"]
+    places += [i for i, ch in enumerate(words) if ch in "（(" and i]
+    places = [i for i in places if 0 < i < len(words)]
+    if not places:
+        return False
+    at = min(places, key=lambda i: abs(i - len(words) / 2))
+    text.set_text(words[:at].rstrip() + "\n" + words[at:].lstrip())
+    return True
+
+
 def _save_narrow(fig: Any) -> str | None:
     """``fig`` laid out for a phone (``_narrow``) and drawn, or None where it does not fit
     there: the layout engine gave up, a word lies outside the figure, or labels inside an axes
@@ -220,12 +252,13 @@ def _save_narrow(fig: Any) -> str | None:
             svg = _save(fig)
         if _collide(fig):
             return None
-        renderer = fig.canvas.get_renderer()
-        box = fig.bbox
-        for text in _texts(fig):
-            extent = text.get_window_extent(renderer)
-            if extent.x0 < box.x0 - 3 or extent.x1 > box.x1 + 3:  # 3 px: mathtext's own slack
-                return None
+        outside = _outside(fig)
+        # matplotlib wraps a title or label at spaces only: a Chinese one goes on two lines
+        if outside and all(_two_lines(text) for text in outside):
+            svg = _save(fig)
+            outside = _outside(fig)
+        if outside:
+            return None
     if any("constrained_layout not applied" in str(w.message) for w in caught):
         return None
     return svg
