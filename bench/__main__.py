@@ -1,4 +1,8 @@
-"""``python -m bench [--device cpu|cuda] [--quick] [--repeat N] [--json PATH] [--only compile|lighthouse]``."""
+"""``python -m bench [--device cpu|cuda] [--quick] [--repeat N] [--json PATH] [--only compile|lighthouse]``.
+
+A full run ends with the regression gate (bench.gate): every ratio against the committed record,
+and which moved by more than the noise measured; the exit status is 3 when one got slower.
+"""
 
 from __future__ import annotations
 
@@ -40,6 +44,9 @@ def main(argv=None):
         "--no-lighthouse", action="store_true", help="skip Lighthouse in a full run"
     )
     parser.add_argument(
+        "--no-gate", action="store_true", help="do not compare with the committed record"
+    )
+    parser.add_argument(
         "--site",
         type=Path,
         default=None,
@@ -58,6 +65,9 @@ def main(argv=None):
         from . import lighthouse
 
         return 0 if lighthouse.run(path, site=args.site)["pages"] else 1
+    from . import gate
+
+    against = None if (args.no_gate or args.quick) else gate.committed(path or DEFAULT_JSON)
     results = run(
         device=args.device,
         quick=args.quick,
@@ -65,12 +75,18 @@ def main(argv=None):
         memory=not args.no_memory,
         build=not (args.no_build or args.quick),
         json_path=path,
+        gate_against=against,
     )
     if results and not (args.quick or args.no_lighthouse):
         from . import lighthouse
 
         lighthouse.run(path, site=args.site)
-    return 0 if results else 1
+    if not results:
+        return 1
+    if results.get("gate_ok") is False:
+        print("regression gate: a ratio got slower by more than its noise (see above)")
+        return 3
+    return 0
 
 
 if __name__ == "__main__":

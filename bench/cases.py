@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import statistics
+
 import numpy as np
 import torch
 
 import posenc
 
 from . import peers
-from .timing import measure
+from .timing import measure, measure_rounds, ratio_spread
 
 BIG = {"n": 65536, "d": 1024, "rope": (1, 32, 4096, 128), "far": 2**20, "mod_batch": 4}
 QUICK = {"n": 512, "d": 64, "rope": (1, 2, 64, 16), "far": 2**12, "mod_batch": 2}
@@ -18,13 +20,19 @@ def _row(name, kind, seconds, **extra):
     return {"name": name, "kind": kind, "ms": seconds * 1e3, **extra}
 
 
-def _ratios(rows, goal_name, goal_ratio, against="peer"):
-    """Add ratio_to_fastest_peer / ratio_to_floor columns and say whether the goal is met."""
+def _ratios(rows, goal_name, goal_ratio, against="peer", rounds=None):
+    """Add ratio_to_fastest_peer / ratio_to_floor columns and say whether the goal is met.
+
+    ``rounds`` (name -> seconds of each round) adds ``ratio_noise`` to every row timed in the
+    same rounds as the fastest peer: the spread of its per-round ratio (bench.timing)."""
     fastest = min((r["ms"] for r in rows if r["kind"] == against), default=None)
     floors = {r["name"]: r["ms"] for r in rows if r["kind"] == "floor"}
+    ref = [r["name"] for r in rows if r["kind"] == against and r["ms"] == fastest][:1]
     for r in rows:
         r["ratio_to_fastest_peer"] = r["ms"] / fastest if fastest else None
         r["ratio_to_floor"] = {k: r["ms"] / v for k, v in floors.items()}
+        if rounds and ref and ref[0] in rounds and r["name"] in rounds:
+            r["ratio_noise"] = ratio_spread(rounds[r["name"]], rounds[ref[0]])
     goal = [r for r in rows if r["name"] == goal_name][0]
     return {
         "goal": f"{goal_name} <= {goal_ratio}x the fastest {against}",
@@ -60,7 +68,10 @@ def sinusoidal_torch(size, repeat, device):
         "floor: torch.sin over the table": ("floor", lambda: torch.sin(_scratch(n, d, device))),
         "floor: fill_ a new table": ("floor", lambda: torch.empty(n, d, device=device).fill_(0.5)),
     }
-    times = measure({k: fn for k, (_, fn) in contenders.items()}, repeat=repeat, device=device)
+    rounds = measure_rounds(
+        {k: fn for k, (_, fn) in contenders.items()}, repeat=repeat, device=device
+    )
+    times = {k: statistics.median(v) for k, v in rounds.items()}
     rows = [_row(k, kind, times[k]) for k, (kind, _) in contenders.items()]
     # HF Marian builds its table in Python loops: timed on n / marian_scale rows, scaled up
     marian = peers.marian_table()
@@ -97,7 +108,7 @@ def sinusoidal_torch(size, repeat, device):
         "title": f"sinusoidal table {n} x {d}, float32, torch {device}",
         "error_at": f"positions near {far} (Marian: near 4096; posenc: also near 2**24)",
         "rows": rows,
-        **_ratios(rows, "posenc.sinusoidal", 0.5),
+        **_ratios(rows, "posenc.sinusoidal", 0.5, rounds=rounds),
     }
 
 
@@ -136,7 +147,8 @@ def sinusoidal_numpy(size, repeat, device):
         "floor: np.sin over the table": ("floor", lambda: np.sin(scratch)),
         "floor: fill a new table": ("floor", lambda: np.full((n, d), 0.5, np.float32)),
     }
-    times = measure({k: fn for k, (_, fn) in contenders.items()}, repeat=repeat)
+    rounds = measure_rounds({k: fn for k, (_, fn) in contenders.items()}, repeat=repeat)
+    times = {k: statistics.median(v) for k, v in rounds.items()}
     rows = [_row(k, kind, times[k]) for k, (kind, _) in contenders.items()]
     errors = {
         "posenc.sinusoidal (NumPy)": _window_error(
@@ -153,7 +165,7 @@ def sinusoidal_numpy(size, repeat, device):
         "title": f"sinusoidal table {n} x {d}, float32, NumPy",
         "error_at": f"positions near {far} (posenc: also near 2**24)",
         "rows": rows,
-        **_ratios(rows, "posenc.sinusoidal (NumPy)", 0.5),
+        **_ratios(rows, "posenc.sinusoidal (NumPy)", 0.5, rounds=rounds),
     }
 
 
@@ -203,7 +215,10 @@ def rope_torch(size, repeat, device):
         ),
         "floor: clone q and k": ("floor", lambda: (q.clone(), k.clone()), None),
     }
-    times = measure({k_: v[1] for k_, v in contenders.items()}, repeat=repeat, device=device)
+    rounds = measure_rounds(
+        {k_: v[1] for k_, v in contenders.items()}, repeat=repeat, device=device
+    )
+    times = {k_: statistics.median(v) for k_, v in rounds.items()}
     rows = []
     small = (1, 2, 256, shape[-1])
     for name, (kind, fn, pairing) in contenders.items():
@@ -221,7 +236,7 @@ def rope_torch(size, repeat, device):
         "error_at": f"max error / max|x| near position {far}; also over 0..{seq - 1}; bf16 near 2**17",
         "rows": rows,
     }
-    goal = _ratios(rows, "posenc.apply_rope interleaved", 1.0)
+    goal = _ratios(rows, "posenc.apply_rope interleaved", 1.0, rounds=rounds)
     meta = [r for r in rows if r["name"].startswith("Meta")][0]
     result.update(goal)
     result["goal"] = "posenc.apply_rope (both pairings) <= 1.0x Meta Llama's complex multiply"
@@ -285,22 +300,47 @@ def modules_torch(size, repeat, device):
     for mod_name, mod_fn, bare_name, bare_fn in pairs:
         contenders[mod_name] = mod_fn
         contenders[bare_name] = bare_fn
-    times = measure(contenders, repeat=repeat, device=device)
-    rows, ratios = [], []
+    rounds = measure_rounds(contenders, repeat=repeat, device=device)
+    times = {k_: statistics.median(v) for k_, v in rounds.items()}
+    rows, met = [], True
     for mod_name, _, bare_name, _ in pairs:
         ratio = times[mod_name] / times[bare_name]
-        ratios.append(ratio)
-        rows.append(_row(mod_name, "posenc", times[mod_name], ratio_to_bare=ratio, bare=bare_name))
+        goal = 1.0 if mod_name.startswith("RotaryEmbedding") else 1.1
+        met = met and ratio <= goal
+        noise = ratio_spread(rounds[mod_name], rounds[bare_name])
+        rows.append(
+            _row(
+                mod_name,
+                "posenc",
+                times[mod_name],
+                ratio_to_bare=ratio,
+                ratio_to_bare_noise=noise,
+                bare=bare_name,
+                goal_ratio=goal,
+            )
+        )
         rows.append(_row(bare_name, "floor", times[bare_name]))
+    # the reported ratio: the largest share of its goal (1.0 = exactly at the goal)
+    worst = max(
+        (r for r in rows if "goal_ratio" in r), key=lambda r: r["ratio_to_bare"] / r["goal_ratio"]
+    )
     return {
         "id": "modules-torch",
         "title": f"module forward, x {(b, seq, d)}, q/k {(b, h, seq, hd)}, torch {device}",
         "rows": rows,
-        "goal": "module forward <= 1.1x the bare operation on cached tables",
-        "goal_ratio": 1.1,
-        "measured_ratio": max(ratios),
-        "met": max(ratios) <= 1.1,
+        "goal": "RotaryEmbedding forward <= 1.0x, SinusoidalPositionalEncoding <= 1.1x "
+        "the bare operation on cached tables",
+        "goal_ratio": worst["goal_ratio"],
+        "measured_ratio": worst["ratio_to_bare"],
+        "met": met,
     }
 
 
-CASES = [sinusoidal_torch, sinusoidal_numpy, rope_torch, modules_torch]
+def rope_torch_huge_pages(size, repeat, device):
+    """rope_torch in a subprocess where every torch allocation is in huge pages (no goal)."""
+    from .rope_huge import case
+
+    return case({**size, "quick": size is QUICK}, repeat, device)
+
+
+CASES = [sinusoidal_torch, sinusoidal_numpy, rope_torch, rope_torch_huge_pages, modules_torch]

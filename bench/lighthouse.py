@@ -47,7 +47,18 @@ GOALS = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 
 def build_site(target: Path) -> None:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(target)],
+        [
+            sys.executable,
+            "-m",
+            "properdocs",
+            "build",
+            "--strict",
+            "-f",
+            "mkdocs.yml",
+            "-q",
+            "-d",
+            str(target),
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,

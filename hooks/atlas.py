@@ -13,17 +13,6 @@ model rows, as installed at build time) say:
 Every model type gets one anchor, ``mt-<model_type>`` (``#mt-llama``), on its table row or, when
 the walk found no convention for it, in the list of reasons. Convention sections are
 ``#conv-<name>``, reason groups ``#why-<reason>``: the same anchors in both languages.
-
-For readers looking for one model (issue 23):
-
-- each model type is an entry of the site's search of its own, linking to its anchor, with its
-  convention, posenc call and status (``on_page_context``): a search for ``mixtral`` lands on
-  the ``mixtral`` row, not on the top of the section above it;
-- a filter box after the page's first paragraph (shown by assets/posenc.js, no request, no
-  third-party code) keeps only the rows and list entries that match what is typed, with the
-  headings of their sections: ``qwen`` leaves the Qwen rows with their convention and call;
-- the tables stack their rows on a phone (hooks/tables.py) and an identifier in them never
-  breaks inside (posenc.css, ``.posenc-atlas``); calls break after ``(`` and ``, `` only.
 """
 
 from __future__ import annotations
@@ -33,8 +22,6 @@ import json
 import re
 from pathlib import Path
 from typing import Any
-
-from mkdocs.plugins import event_priority
 
 import posenc.hf
 
@@ -71,13 +58,13 @@ TEXT = {
         "pitfalls": "A port must get right:",
         "table": "| model type | {test}, transformers | layers | read from | posenc call |",
         "std": "standard keys",
+        "walk_row": "standard keys (a row the walk found)",
         "row": "registry row",
         "sub": "`{key}`",
         "pairing_key": "`{key}` → {pairing}",
         "dim_key": "width `{key}`",
         "pattern": "`{key}` = {default}",
         "nope": "NoPE `{key}`",
-        "local_base": "local base `{key}`",
         "selector": "only `{key}` = {value}",
         "dim_rule": "width max(`{key}` // (2 · heads), {floor})",
         "base_key": "base `{key}`",
@@ -86,10 +73,6 @@ TEXT = {
         "ntk_alpha": "`alpha`: NTK-alpha base",
         "why": "[why](#{anchor})",
         "in_table": "listed under [{title}](#conv-{conv})",
-        "filter": "Find a model type",
-        "filter_hint": "qwen, deepseek_v3, rope_interleave…",
-        "filter_count": "{n} model types match.",
-        "filter_none": "No model type matches.",
     },
     "zh": {
         "summary": (
@@ -110,13 +93,13 @@ TEXT = {
         "pitfalls": "移植时须注意：",
         "table": "| 模型类型 | {test}，transformers | 层 | 读取方式 | posenc 调用 |",
         "std": "标准键",
+        "walk_row": "标准键（遍历得到的条目）",
         "row": "注册表条目",
         "sub": "`{key}`",
         "pairing_key": "`{key}` → {pairing}",
         "dim_key": "旋转维度 `{key}`",
         "pattern": "`{key}` = {default}",
         "nope": "NoPE `{key}`",
-        "local_base": "局部底数 `{key}`",
         "selector": "仅当 `{key}` = {value}",
         "dim_rule": "旋转维度 max(`{key}` // (2 · 头数), {floor})",
         "base_key": "底数 `{key}`",
@@ -125,10 +108,6 @@ TEXT = {
         "ntk_alpha": "`alpha`：NTK-alpha 底数",
         "why": "[原因](#{anchor})",
         "in_table": "见[{title}](#conv-{conv})",
-        "filter": "查找模型类型",
-        "filter_hint": "qwen、deepseek_v3、rope_interleave……",
-        "filter_count": "共 {n} 种模型类型匹配。",
-        "filter_none": "没有匹配的模型类型。",
     },
 }
 
@@ -247,7 +226,96 @@ REASONS = {
         "Importing the modeling module raised.",
         "导入建模模块时报错。",
     ),
+    "its reading-order encoder's 1-D t5 buckets are off by default": (
+        "1-D t5 buckets off by default",
+        "默认关闭的一维 T5 分桶",
+        "The model has T5-style bucket code, but its default config does not use it.",
+        "模型带有 T5 式分桶的代码，但默认配置并不使用它。",
+    ),
+    "its text model 'clip_text_model' is not verified": (
+        "its text model is not verified",
+        "其文本模型未验证",
+        "A model type built around a text model is verified only when that text model is.",
+        "以某个文本模型为核心的模型类型，只有在该文本模型已验证时才算已验证。",
+    ),
+    "two bucket sets": (
+        "two bucket sets",
+        "两套分桶",
+        "Encoder and decoder bucket relative positions differently; `describe` has one scheme per "
+        "model.",
+        "编码器与解码器按不同的方式给相对位置分桶，而 `describe` 每个模型只给出一种方案。",
+    ),
 }
+
+# The walk writes its reasons in English (docs/assets/atlas.json). The Chinese page shows the
+# detail of a reason (what follows its group's key) from this table, keyed by the whole reason;
+# tests/test_terms.py fails on a reason of the record that has no entry here.
+DETAILS_ZH = {
+    "vision encoder: 2-D rotary over patch grids": "在图块网格上做二维旋转",
+    "not described: K = V, so the values carry RoPE and the attention output is rotated back by "
+    "minus the angle at the query position; compressed KV entries (CSA/HCA layers) rotate at "
+    "their compressed positions, and rope_parameters are keyed by 'main' / 'compress' rather "
+    "than by layer type": (
+        "K = V，所以值向量也带着旋转位置编码，注意力的输出再按查询位置的角度反向转回；"
+        "压缩后的 KV 条目（CSA/HCA 层）按压缩后的位置旋转；`rope_parameters` 的键是 "
+        "`'main'` / `'compress'`，而不是层类型"
+    ),
+    "not described: its text model (dots3_note_text) has per-layer MLA configs": (
+        "其文本模型（`dots3_note_text`）的 MLA 配置逐层不同"
+    ),
+    "not described: per-layer MLA configs (per_layer_config: the sliding layers have their own "
+    "heads, qk_nope/qk_rope head dims and base) that describe does not read per layer; its DSA "
+    "indexer also rotates the first qk_rope_head_dim features of its own q and k, while "
+    "attention rotates the last": (
+        "MLA 配置逐层不同（`per_layer_config`：滑动窗口层有自己的头数、qk_nope/qk_rope "
+        "头维度和底数），`describe` 不逐层读取；它的 DSA 索引器还旋转自己的 q、k 的前 "
+        "`qk_rope_head_dim` 个特征，而注意力旋转的是最后这些特征"
+    ),
+    "not described: its text model (inkling2_text) adds a hidden-state-conditioned relative "
+    "position bias": "其文本模型（`inkling2_text`）加上一个随隐藏状态变化的相对位置偏置",
+    "not described: no rotary; its attention adds a hidden-state-conditioned relative position "
+    "bias (rel_logits_proj: a trained bank of bias-versus-distance profiles mixed per token, zero "
+    "for negative distances and beyond rel_extent)": (
+        "不做旋转；注意力加上一个随隐藏状态变化的相对位置偏置（`rel_logits_proj`："
+        "一组训练得到的“偏置随距离变化”的曲线，按词元混合；距离为负或超过 `rel_extent` 时为零）"
+    ),
+    "no positions: its text model (glm5_next_text) has none (KDA linear attention and NoPE MLA); "
+    "only its vision encoder rotates (2-D)": (
+        "其文本模型（`glm5_next_text`）不使用位置（KDA 线性注意力与无位置编码的 MLA）；"
+        "只有视觉编码器做（二维）旋转"
+    ),
+    "no positions: its attention layers are KDA linear attention and NoPE MLA "
+    "(validate_architecture refuses qk_rope_head_dim > 0 for the DSA layers); no rotary "
+    "embedding is built": (
+        "注意力层是 KDA 线性注意力和无位置编码的 MLA（`validate_architecture` 不允许 DSA 层的 "
+        "`qk_rope_head_dim` 大于 0）；不构建旋转位置编码"
+    ),
+    "its reading-order encoder's 1-D t5 buckets are off by default (has_relative_attention_bias "
+    "False) and ignored whenever its spatial bias is on (default); that bias is a box-relation "
+    "embedding of box centres and sizes, not buckets": (
+        "阅读顺序编码器的一维 T5 分桶默认关闭（`has_relative_attention_bias` 为 False），"
+        "而且只要空间偏置打开（默认打开）就被忽略；那个空间偏置是由框的中心和大小算出的框关系嵌入，"
+        "不是分桶"
+    ),
+    "two bucket sets: the decoder's compute_bias buckets causally with "
+    "relative_attention_num_buckets/max_distance, but the encoder ignores its compute_bias and "
+    "sums RelativePositionBiasAggregated: a 1-D t5 bucket bias whose parameters come from "
+    "relative_bias_args (defaults 32/128, not the relative_attention_* keys) plus horizontal and "
+    "vertical biases over bbox centres times 100 (max distance 100); not described": (
+        "解码器的 `compute_bias` 按 `relative_attention_num_buckets`/`max_distance` 做因果分桶；"
+        "编码器却不用自己的 `compute_bias`，而是把 `RelativePositionBiasAggregated` 的各项相加："
+        "一项一维 T5 分桶偏置，参数取自 `relative_bias_args`（默认 32/128，不是 "
+        "`relative_attention_*` 这些键），再加上按边框中心乘以 100 算出的水平与垂直偏置"
+        "（最大距离 100）；`describe` 不能描述"
+    ),
+}
+
+
+def _detail_md(reason: str, detail: str, zh: bool) -> str:
+    """The detail of a reason for the page: Chinese prose on a zh page, else the walk's text."""
+    if zh and reason in DETAILS_ZH:
+        return _zh(DETAILS_ZH[reason])
+    return _code(detail)
 
 
 def load_record(path: Path = RECORD) -> dict[str, Any]:
@@ -359,6 +427,8 @@ def _read_from(model_type: str, lang: str) -> str:
     row = posenc.hf.MODELS.get(model_type)
     if row is None:
         return t["std"]
+    from posenc.hf.registry import WRITTEN
+
     items = []
     if row.sub_config:
         items.append(t["sub"].format(key=row.sub_config))
@@ -372,8 +442,6 @@ def _read_from(model_type: str, lang: str) -> str:
         items.append(t["pattern"].format(key=row.pattern[0], default=row.pattern[1]))
     if row.nope:
         items.append(t["nope"].format(key=row.nope))
-    if row.local_base:
-        items.append(t["local_base"].format(key=row.local_base[0]))
     if row.selector:
         items.append(t["selector"].format(key=row.selector[0], value=_code(repr(row.selector[1]))))
     if row.dim_rule:
@@ -386,18 +454,12 @@ def _read_from(model_type: str, lang: str) -> str:
         items.append(t["heads"].format(n=row.rotated_heads))
     if row.ntk_alpha:
         items.append(t["ntk_alpha"])
-    return "<br>".join(items) or t["row"]
+    return "<br>".join(items) or (t["row"] if model_type in WRITTEN else t["walk_row"])
 
 
 def _nowrap(code: str) -> str:
     """Inline code that a narrow table column does not break mid-word (the table scrolls)."""
     return f'<code style="white-space: nowrap">{_code(code)[6:-7]}</code>'
-
-
-def _call(code: str) -> str:
-    """A posenc call as inline code that may break after ``(`` and ``, ``, nowhere else."""
-    inner = _code(code)[6:-7]
-    return "<code>" + inner.replace("(", "(<wbr>").replace(", ", ", <wbr>") + "</code>"
 
 
 def _type_link(model_type: str) -> str:
@@ -416,7 +478,8 @@ def _status(entry: dict[str, Any], lang: str, version: str) -> str:
 
 def _groups(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """(convention, model types) for every convention, largest first; "" last."""
-    by: dict[str, list[str]] = {name: [] for name in posenc.hf.CONVENTIONS}
+    # "unknown" is the convention of no row: types posenc.hf does not describe
+    by: dict[str, list[str]] = {name: [] for name in posenc.hf.CONVENTIONS if name != "unknown"}
     for mt, entry in sorted(record["types"].items()):
         by.setdefault(entry["convention"], []).append(mt)
     named = sorted(((c, ts) for c, ts in by.items() if c), key=lambda g: (-len(g[1]), g[0]))
@@ -496,10 +559,10 @@ def conventions(record: dict[str, Any], lang: str) -> str:
             call = call_form(conv, row.pairing if row else None, short=True) if conv else "—"
             cells = [
                 _type_link(mt),
-                _status(e, lang, record["transformers"]),
+                _status(e, lang, e.get("verified_on") or record["transformers"]),
                 _layers(e["layer_kinds"], conv),
                 _read_from(mt, lang),
-                _call(call),
+                _nowrap(call),
             ]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
@@ -529,17 +592,17 @@ def unverified(record: dict[str, Any], lang: str) -> str:
             # one paragraph: the status and the detail once, then the names
             label = STATUS[lang][entries[0]["status"]]
             detail = details.pop()
-            if detail:
-                label += f"{left}{_code(detail)}{right}"
+            text = _detail_md(entries[0]["reason"], detail, zh) if detail else ""
+            after = ""
+            if zh and "（" in text:  # no parentheses inside parentheses: a sentence after the names
+                after = f"。{text}。"
+            elif text:
+                label += f"{left}{text}{right}"
             names = [
-                f'<a href="#{anchor(mt)}">{_code(mt)}</a>' if e["convention"] else _type_link(mt)
+                f"[`{mt}`](#{anchor(mt)})" if e["convention"] else _type_link(mt)
                 for mt, e in zip(mts, entries, strict=True)
             ]
-            # each name its own item for the filter box (assets/posenc.js)
-            items = [
-                f'<span data-mt="{mt}">{name}</span>' for mt, name in zip(mts, names, strict=True)
-            ]
-            out.append(f"{label}{colon}" + " · ".join(items) + "\n")
+            out.append(f"{label}{colon}" + " · ".join(names) + after + "\n")
             continue
         for mt, e in zip(mts, entries, strict=True):
             label = STATUS[lang][e["status"]]
@@ -551,42 +614,15 @@ def unverified(record: dict[str, Any], lang: str) -> str:
                 name = f"[`{mt}`](#{anchor(mt)}){left}{where}{right}"
             else:
                 name = _type_link(mt)
-            code = f"{colon}{_code(detail)}" if detail else ""
+            code = f"{colon}{_detail_md(e['reason'], detail, zh)}" if detail else ""
             gap = "" if name.endswith("）") else " "  # no space after full-width punctuation
             out.append(f"- {name}{gap}{label}{code}")
         out.append("")
     return "\n".join(out) + "\n"
 
 
-def filter_box(lang: str) -> str:
-    """The filter box (raw HTML; assets/posenc.js makes it work, without any request)."""
-    t = TEXT[lang]
-    return (
-        '<div class="posenc-filter" data-atlas-filter>\n'
-        f'<label for="atlas-filter">{t["filter"]}</label>\n'
-        f'<input id="atlas-filter" type="search" placeholder="{html.escape(t["filter_hint"])}" '
-        'autocomplete="off" autocapitalize="off" spellcheck="false" '
-        f'data-count="{html.escape(t["filter_count"])}" data-none="{html.escape(t["filter_none"])}">\n'
-        '<p class="posenc-filter__count" role="status"></p>\n'
-        "</div>\n"
-    )
-
-
-def _after_first_paragraph(markdown: str, block: str) -> str:
-    """``markdown`` with ``block`` after the first paragraph that follows its title."""
-    lines = markdown.split("\n")
-    title = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
-    i = title + 1
-    while i < len(lines) and not lines[i].strip():  # to the paragraph
-        i += 1
-    while i < len(lines) and lines[i].strip():  # to its end
-        i += 1
-    return "\n".join([*lines[:i], "", block.rstrip("\n"), *lines[i:]])
-
-
 def render(markdown: str, lang: str, record: dict[str, Any] | None = None) -> str:
-    """``markdown`` with the placeholders replaced (``lang`` is ``"en"`` or ``"zh"``) and the
-    filter box after the first paragraph."""
+    """``markdown`` with the placeholders replaced (``lang`` is ``"en"`` or ``"zh"``)."""
     record = load_record() if record is None else record
     parts = {"summary": summary, "conventions": conventions, "unverified": unverified}
     for mark in MARKS:
@@ -594,40 +630,7 @@ def render(markdown: str, lang: str, record: dict[str, Any] | None = None) -> st
         if placeholder not in markdown:
             raise ValueError(f"{lang}/{PAGE} must hold the placeholder {placeholder}")
         markdown = markdown.replace(placeholder, parts[mark](record, lang))
-    return _after_first_paragraph(markdown, filter_box(lang))
-
-
-def search_entries(record: dict[str, Any], lang: str, url: str) -> list[dict[str, str]]:
-    """One search entry per model type, linking to its anchor on the atlas page at ``url``:
-    its name as the title, its convention, posenc call and status as the text."""
-    entries = []
-    for mt, e in sorted(record["types"].items()):
-        conv = posenc.hf.CONVENTIONS.get(e["convention"]) if e["convention"] else None
-        row = posenc.hf.MODELS.get(mt)
-        parts = [f"<code>{html.escape(mt)}</code>", html.escape(STATUS[lang][e["status"]])]
-        if conv is not None:
-            parts.insert(1, html.escape(_title(conv.name, lang)))
-            call = call_form(conv, row.pairing if row else None, short=True)
-            parts.insert(2, f"<code>{html.escape(call)}</code>")
-        entries.append({"location": f"{url}#{anchor(mt)}", "title": mt, "text": " · ".join(parts)})
-    return entries
-
-
-@event_priority(-50)  # after the search plugin (0) has indexed the page's sections
-def on_page_context(context: Any, page: Any, config: Any, **kwargs: Any) -> Any:
-    src = page.file.src_uri
-    if src not in (f"en/{PAGE}", f"zh/{PAGE}"):
-        return context
-    search = config.plugins.get("material/search") or config.plugins.get("search")
-    index = getattr(search, "search_index", None)
-    if index is None or not hasattr(index, "entries"):
-        return context
-    segment = getattr(index, "_segment_chinese", None)  # Material's jieba cut, as for sections
-    for entry in search_entries(load_record(), src.split("/", 1)[0], page.url):
-        if segment is not None:
-            entry = {**entry, "text": segment(entry["text"])}
-        index.entries.append(entry)
-    return context
+    return markdown
 
 
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:

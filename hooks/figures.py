@@ -1,6 +1,7 @@
 """MkDocs hook: draw each figure once per build, not once per language, and keep it out of search.
 
-Both languages run byte-identical code blocks (a test holds them so), so posenc.plots draws each
+Both languages run byte-identical code blocks (a test holds them so), so site_figures (beside
+this hook; the pages import it, so this hook puts its folder on ``sys.path``) draws each
 figure once, for the English page, and gives its Chinese twin that SVG with the words translated
 (labels, legends, titles, aria-label): matplotlib lays out and renders no figure twice.
 mkdocs-static-i18n builds the English site first and the Chinese one after it, in the same
@@ -9,28 +10,50 @@ process; the cache is emptied when a new build (of the default language) starts,
 
 Across builds, drawn figures are kept in ``.cache/figures/`` (git ignores it): matplotlib's
 drawing is half of a build's time. A figure is taken from there only when everything it is drawn
-from is unchanged: the page's Markdown (all its code blocks), the source of the posenc package,
+from is unchanged: the page's Markdown (all its code blocks), the source of the posenc package
+and of site_figures,
 the data files pages read (docs/assets/*.json: bench.json, atlas.json) and the versions of
 Python, NumPy and matplotlib with the fonts it may use; any change draws it anew. ``POSENC_FIGURE_CACHE=0`` turns the store off.
 
 A figure's SVG text (tick numbers, labels) is no search result: the figure is marked
 ``data-search-exclude`` for the search plugin and the mark is removed once the page is indexed.
+
+Raster parts of figures (heat maps, rasterized meshes: PNG or WebP that matplotlib embeds in the
+SVG as base64) of 2 KiB or more are written to ``assets/figures/<content hash>.<ext>`` in the built site and the
+SVG points at that file (``on_post_page``): the HTML stays light to download and parse, the
+browser decodes the image off the main thread, and both languages share one cached file.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
 import platform
+import re
+import sys
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
+from mkdocs.utils import get_relative_url
 
-from posenc import plots
+import posenc
+
+HOOKS = Path(__file__).resolve().parent
+# MkDocs puts a hook's folder on sys.path only while it loads the hook: the pages' code and
+# site_figures itself import from here during the build, so the folder stays on it (on_config).
+sys.path.insert(0, str(HOOKS))
+import site_figures as plots  # noqa: E402
+
+sys.path.remove(str(HOOKS))
 
 MARK = ' data-search-exclude="figure"'
-PACKAGE = Path(plots.__file__).resolve().parent
+PACKAGE = Path(posenc.__file__).resolve().parent
+# an image embedded in a figure's SVG (<image xlink:href="data:..."> / href="data:...")
+EMBEDDED = re.compile(r'((?:xlink:)?href=")data:image/(png|webp);base64,([A-Za-z0-9+/=\s]+)"')
+IMAGES = "assets/figures"
+INLINE_MAX = 2048  # bytes: smaller images (colour bars) stay inline, cheaper than a request
 
 
 class FigureStore:
@@ -42,7 +65,8 @@ class FigureStore:
 
         self.folder = folder
         digest = hashlib.sha256()
-        for source in [*sorted(PACKAGE.rglob("*.py")), *data]:
+        drawing = sorted(HOOKS.glob("site_figures*.py"))
+        for source in [*sorted(PACKAGE.rglob("*.py")), *drawing, *data]:
             digest.update(source.name.encode())
             digest.update(source.read_bytes())
         fonts = plots._cjk_fonts()
@@ -74,6 +98,12 @@ class FigureStore:
             pass
 
 
+def on_config(config, **kwargs):
+    if str(HOOKS) not in sys.path:
+        sys.path.insert(0, str(HOOKS))
+    return config
+
+
 def on_pre_build(config, **kwargs):
     if config.theme.get("language", "en") == "en":
         plots._set_page(None)
@@ -99,3 +129,23 @@ def on_page_content(html, page, **kwargs):
 def on_page_context(context, page, **kwargs):
     page.content = page.content.replace(MARK, "")
     return context
+
+
+def on_post_page(output, page, config, **kwargs):
+    """Embedded raster images of figures become files of the built site (see the docstring)."""
+    if "data:image/" not in output:
+        return output
+    folder = Path(config.site_dir) / IMAGES
+
+    def to_file(m: re.Match[str]) -> str:
+        data = base64.b64decode(re.sub(r"\s+", "", m[3]))
+        if len(data) < INLINE_MAX:
+            return m[0]
+        name = f"{hashlib.sha256(data).hexdigest()[:16]}.{m[2]}"
+        path = folder / name
+        if not path.is_file():  # the twin page in the other language wrote it already
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        return f'{m[1]}{get_relative_url(f"{IMAGES}/{name}", page.url)}"'
+
+    return EMBEDDED.sub(to_file, output)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -56,7 +57,7 @@ def _without_figures(text: str) -> str:
         while end >= 0 and (more := NEXT_SVG.match(text, end)):  # its phone rendition
             end = text.find("</svg>", more.end())
         close = FIGURE_END.match(text, end) if end >= 0 else None
-        if close is None:  # not the shape plots.to_html writes: the plugin skips it as before
+        if close is None:  # not site_figures.to_html's shape: the plugin skips it as before
             continue
         pieces += [text[last : m.end() - 4], text[close.end() - 6 : close.end()]]
         last = close.end()
@@ -266,6 +267,10 @@ def on_page_content(html_text: str, page: Any, config: Any, files: Any) -> str:
         page.posenc_search_content = None
         return html_text
     items = [(html.unescape(m["tex"]).strip(), m["open"] == "\\[") for m in matches]
+    record = os.environ.get("POSENC_MATH_RECORD")
+    if record:  # tools/math_engines.py: each page's formulas, in the order they appear on it
+        with open(record, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"page": page.url, "formulas": items}, ensure_ascii=False) + "\n")
     out = typeset(items, where)
     pieces, search, last = [], [], 0
     for m, rendered in zip(matches, out, strict=True):

@@ -4,8 +4,9 @@
    aliases from hooks/terms.yml (the single source of the zh terms), plus the phrases in
    ``PHRASES``. Without it jieba cuts 位置编码 into 位置 / 编码, and lunr, which matches query
    words as prefixes of indexed words, finds nothing for 位置编码.
-2. **Aliases.** A Chinese index entry that uses a term also carries the term's aliases in an
-   ``alias`` field (searched, never shown): 插值 finds the pages on 内插, 词向量 those on 词元嵌入.
+2. **Aliases.** A Chinese index entry that uses a term also carries the term's aliases and
+   avoided forms in an ``alias`` field (searched, never shown): 插值 finds the pages on 内插,
+   词向量 and 词嵌入 those on 词元嵌入.
 3. **One index per language.** mkdocs-static-i18n merges both languages into one
    search/search_index.json, and both languages load it. After the build it is split: the English
    entries stay there, the Chinese ones go to zh/search/search_index.json, and each Chinese page's
@@ -21,6 +22,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import posixpath
 import re
 from pathlib import Path
@@ -61,7 +63,7 @@ WORKER = "assets/posenc-search.js"
 
 
 def load_terms(path: Path = TERMS_FILE) -> list[dict]:
-    """hooks/terms.yml as a list of {en, zh, aliases}; [] while the file is missing."""
+    """hooks/terms.yml as a list of {en, zh, aliases (avoided forms included)}; [] while missing."""
     try:
         entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
     except FileNotFoundError:
@@ -69,7 +71,8 @@ def load_terms(path: Path = TERMS_FILE) -> list[dict]:
     terms = []
     for entry in entries:
         if isinstance(entry, dict) and entry.get("zh"):
-            aliases = [str(a) for a in entry.get("aliases") or []]
+            # avoided forms are words readers type too: search finds the term's pages for them
+            aliases = [str(a) for a in [*(entry.get("aliases") or []), *(entry.get("avoid") or [])]]
             terms.append(
                 {"en": str(entry.get("en", "")), "zh": str(entry["zh"]), "aliases": aliases}
             )
@@ -89,6 +92,8 @@ def on_config(config, **kwargs):
         import jieba
     except ImportError:  # search still works, only with jieba's default dictionary
         return config
+    # jieba logs four lines to stderr (at DEBUG) while it loads its dictionary: not a build's news
+    jieba.setLogLevel(logging.WARNING)
     for word in search_words(load_terms()):
         jieba.add_word(word, freq=100000)
     return config

@@ -62,6 +62,83 @@ class Outcome:
     error: float | None = None
     module: str = ""
     via: str = ""  # verified through this text model type (a composite's text_config)
+    row: str = ""  # "registry" (a row written in posenc.hf.registry) or "walk" (found here)
+    sub_config: str | None = None  # the walk's row: the sub-config it reads
+    inner_rows: dict[str, str] = field(default_factory=dict)  # sub-config types' rows it used
+
+
+def written(model_type: str) -> bool:
+    """Whether posenc.hf's registry has a row written for ``model_type`` (else the walk tries
+    a candidate row: the convention the config's standard keys suggest)."""
+    from posenc.hf.registry import WRITTEN
+
+    return model_type in WRITTEN
+
+
+def candidate(cfg: Any, sub: str | None = None) -> Any:
+    """The row the walk tries on a type with no written row: plain RoPE (``llama``), partial
+    RoPE where the config rotates part of the head, M-RoPE where it names an mrope_section;
+    read from ``sub`` when the positions live in a sub-config."""
+    from posenc.hf.schema import ModelRow
+
+    if sub is None and getattr(cfg, "text_config", None) is not None:
+        try:
+            heads = getattr(cfg, "num_attention_heads", None)
+        except Exception:
+            heads = None
+        if heads is None:  # a composite whose heads are in its text_config
+            sub = "text_config"
+    inner = getattr(cfg, sub) if sub else cfg
+    rp = getattr(inner, "rope_parameters", None) or {}
+    flat = (
+        rp
+        if not any(isinstance(v, dict) for v in rp.values())
+        else next((v for v in rp.values() if isinstance(v, dict)), {})
+    )
+    if flat.get("mrope_section") or getattr(inner, "mrope_section", None):
+        conv = "mrope_interleaved" if flat.get("mrope_interleaved") else "mrope"
+    elif (flat.get("partial_rotary_factor") or 1.0) != 1.0:
+        conv = "partial"
+    else:
+        conv = "llama"
+    return ModelRow(conv, sub_config=sub)
+
+
+def describe_walked(model_type: str, cfg: Any, sub: str | None = None) -> tuple[Any, str]:
+    """``describe(cfg)`` for a type with a written row, else ``describe_with`` the candidate
+    row; and which it was ("registry" or "walk"). Each sub-config type on the way down with no
+    written row gets its candidate row too (``rows_tried(cfg)`` lists them afterwards)."""
+    from posenc.hf.read import describe_with
+
+    rows = {} if written(model_type) else {model_type: candidate(cfg, sub)}
+    row = posenc.hf.MODELS.get(model_type) if written(model_type) else rows[model_type]
+    inner = cfg
+    for _ in range(3):
+        key = row.sub_config
+        if key is None:
+            break
+        inner = getattr(inner, key, None)
+        inner_type = getattr(inner, "model_type", None)
+        if not inner_type:
+            break
+        if not written(inner_type):
+            rows[inner_type] = candidate(inner)
+        row = rows.get(inner_type) or posenc.hf.MODELS.get(inner_type)
+        if row is None:
+            break
+    _TRIED[id(cfg)] = {k: v for k, v in rows.items() if k != model_type}
+    if not rows:
+        return posenc.hf.describe(cfg), "registry"
+    return describe_with(cfg, rows), "registry" if written(model_type) else "walk"
+
+
+_TRIED: dict[int, dict[str, Any]] = {}
+
+
+def rows_tried(cfg: Any) -> dict[str, str]:
+    """The sub-config types (model type -> convention) the last describe_walked of ``cfg`` gave
+    a candidate row: verified along with the type whose walk used them."""
+    return {mt: row.convention for mt, row in _TRIED.pop(id(cfg), {}).items()}
 
 
 def modeling_modules() -> dict[str, str]:
@@ -99,7 +176,9 @@ def _class_mentions(cls: type, text: str) -> bool:
 
 
 def _registry_kind(model_type: str) -> str | None:
-    row = posenc.hf.MODELS.get(model_type)
+    from posenc.hf.registry import WRITTEN
+
+    row = posenc.hf.MODELS.get(model_type) if model_type in WRITTEN else None
     return None if row is None else posenc.hf.CONVENTIONS[row.convention].kind
 
 
@@ -457,9 +536,10 @@ def walk_one(model_type: str, module: str) -> Outcome:
         return Outcome(model_type, "unverified", f"small config: {exc!r}"[:200], module=module)
     rot_cfg = cfg if sub is None else inner
     try:
-        scheme = posenc.hf.describe(cfg)
+        scheme, row = describe_walked(model_type, cfg, sub)
+        inner_rows = rows_tried(cfg)
     except Exception as exc:
-        status = "mismatch" if model_type in posenc.hf.MODELS else "unverified"
+        status = "mismatch" if written(model_type) else "unverified"
         return Outcome(
             model_type, status, f"describe refuses its config: {exc}"[:300], module=module
         )
@@ -538,6 +618,10 @@ def walk_one(model_type: str, module: str) -> Outcome:
             float((k_ref - k_out).abs().max() / k.abs().max()),
         )
         worst = max(worst, err)
+    if scheme.kind == "unknown":
+        return Outcome(
+            model_type, "unverified", "no row for it or its sub-config's type", module=module
+        )
     if compared == 0:
         return Outcome(
             model_type,
@@ -548,7 +632,7 @@ def walk_one(model_type: str, module: str) -> Outcome:
             module=module,
         )
     status = "verified" if worst <= TOL32 else "mismatch"
-    if status == "mismatch" and model_type not in posenc.hf.MODELS:
+    if status == "mismatch" and not written(model_type):
         return Outcome(
             model_type,
             "unverified",
@@ -578,6 +662,9 @@ def walk_one(model_type: str, module: str) -> Outcome:
         kinds,
         worst,
         module,
+        row=row,
+        sub_config=None if row == "registry" else sub,
+        inner_rows=inner_rows if status == "verified" else {},
     )
 
 
@@ -598,7 +685,17 @@ def through_text(o: Outcome, done: dict[str, Outcome]) -> Outcome:
         text_type = text.model_type
         small = small_config(type(text))
         cfg = cfg_cls(text_config=small.to_dict(), **COMPOSITE.get(o.model_type, {}))
-        whole, part = posenc.hf.describe(cfg), posenc.hf.describe(cfg.text_config)
+        part, _ = describe_walked(text_type, cfg.text_config)
+        if written(o.model_type):
+            whole, row = posenc.hf.describe(cfg), "registry"
+        else:
+            from posenc.hf.read import describe_with
+            from posenc.hf.schema import ModelRow
+
+            rows = {o.model_type: ModelRow(part.convention, sub_config="text_config")}
+            if not written(text_type):
+                rows[text_type] = candidate(cfg.text_config)
+            whole, row = describe_with(cfg, rows), "walk"
     except Exception as exc:
         return Outcome(o.model_type, "unverified", f"composite: {exc}"[:200], module=o.module)
     inner = done.get(text_type)
@@ -626,14 +723,35 @@ def through_text(o: Outcome, done: dict[str, Outcome]) -> Outcome:
         inner.error,
         o.module,
         via=text_type,
+        row=row,
+        sub_config=None if row == "registry" else "text_config",
     )
 
 
 def walk() -> list[Outcome]:
+    from transformers import CONFIG_MAPPING
+
     out = []
-    for mt, module in sorted(modeling_modules().items()):
+    modules = modeling_modules()
+    for mt, module in sorted(modules.items()):
         if not rotary_source(module):
             continue
         out.append(walk_one(mt, module))
     done = {o.model_type: o for o in out}
-    return [through_text(o, done) for o in out]
+    out = [through_text(o, done) for o in out]
+    # composites whose own module has no rotary code but whose text_config is a model type
+    # walked above (LLaVA's is a Llama, PaliGemma's a Gemma): their positions are that
+    # model's; walked through it, and left out when it is not verified
+    done = {o.model_type: o for o in out}
+    for mt, module in sorted(modules.items()):
+        if mt in done:
+            continue
+        spec = (getattr(CONFIG_MAPPING[mt], "sub_configs_defaults", None) or {}).get("text_config")
+        inner = done.get(getattr(spec, "model_type", None) or "")
+        if inner is None or inner.status != "verified":
+            continue
+        o = through_text(Outcome(mt, "unverified", "no rotary embedding takes this config",
+                                 module=module), done)  # fmt: skip
+        if o.status == "verified":
+            out.append(o)
+    return sorted(out, key=lambda o: o.model_type)

@@ -131,29 +131,38 @@ def _qkv(hd: int, seed: int = 0) -> tuple[torch.Tensor, ...]:
     return tuple(torch.randn(BATCH, SEQ, 4, hd, generator=gen) for _ in range(3))  # (b, s, h, d)
 
 
+def _gptj_sin_cos(mod: Any, cfg: Any, pid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """GPT-J / CodeGen's [sin | cos] table of width rotary_dim gathered at ``pid``: from its
+    rotary embedding class (transformers 5.24: ``GPTJRotaryEmbedding``) or, before that, from
+    the attention's ``embed_positions`` buffer."""
+    emb = next((c for n, c in vars(mod).items() if n.endswith("RotaryEmbedding")), None)
+    if emb is not None:
+        return emb(cfg)(torch.zeros(1), pid)
+    # 5.23: GPTJAttention.__init__ builds create_sinusoidal_positions(max_positions,
+    # rotary_dim or embed_dim) as its embed_positions buffer; the same call, without the layer
+    table = mod.create_sinusoidal_positions(cfg.n_positions, cfg.rotary_dim or cfg.n_embd)
+    sincos = table[pid]  # (batch, seq, pos_embd_dim)
+    sin, cos = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)
+    return sin, cos
+
+
 def rotary_gptj(mod: Any, cfg: Any) -> list[tuple[Any, ...]]:
-    """GPT-J / CodeGen attention, read line by line: a (max_pos, rotary_dim) [sin | cos] buffer
+    """GPT-J / CodeGen attention, read line by line: a (max_pos, rotary_dim) [sin | cos] table
     gathered at position_ids, split, and ``apply_rotary_pos_emb(tensor, sin, cos)`` on the first
     ``rotary_dim`` features of (batch, seq, heads, dim) q and k (5.23's strict configs take no
     ``rotary_dim=None``: the whole head is ``rotary_dim = head_dim``)."""
-    attn_cls = next(c for n, c in vars(mod).items() if n.endswith("Attention") and "Flash" not in n)
     out = []
     for rot in (cfg.rotary_dim, cfg.n_embd // cfg.n_head):
         c = copy.deepcopy(cfg)
         c.rotary_dim = rot
-        attn = attn_cls(c, layer_idx=0)
-        hd = attn.head_dim
+        hd = c.n_embd // c.n_head
         q, k, _ = _qkv(hd)
         pid = torch.stack([torch.arange(SEQ), torch.arange(SEQ) + 5])
-        sincos = attn.embed_positions[pid]  # (batch, seq, pos_embd_dim)
-        sin, cos = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)
+        sin, cos = _gptj_sin_cos(mod, c, pid)
         refs = []
         for x in (q, k):
-            if attn.rotary_dim is not None:
-                x_rot = mod.apply_rotary_pos_emb(x[..., : attn.rotary_dim], sin, cos)
-                x = torch.cat([x_rot, x[..., attn.rotary_dim :]], dim=-1)
-            else:
-                x = mod.apply_rotary_pos_emb(x, sin, cos)
+            x_rot = mod.apply_rotary_pos_emb(x[..., :rot], sin, cos)
+            x = torch.cat([x_rot, x[..., rot:]], dim=-1)
             refs.append(x.permute(0, 2, 1, 3))  # (batch, heads, seq, dim), as the model does
         out.append((c, f"rotary_dim={rot}", (q.transpose(1, 2), k.transpose(1, 2)), refs, pid))
     return out

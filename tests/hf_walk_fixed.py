@@ -163,7 +163,14 @@ def _hint(cls: type) -> Any:
         return None
 
 
+# a given config in place of the small one (the corpus, tests/hf_corpus.py): (the dict describe
+# reads, the config object transformers built from it); None for the walk's own small configs
+GIVEN: list[Any] = [None]
+
+
 def small(cls: type, extra: dict[str, Any] | None = None) -> Any:
+    if GIVEN[0] is not None:
+        return GIVEN[0][1]
     return hf_walk.construct(cls, {**SMALL, **(extra or {})})
 
 
@@ -174,6 +181,13 @@ def _config_for(model_type: str, want: type | None) -> tuple[Any, Any]:
 
     cls = CONFIG_MAPPING[model_type]
     extra = EXTRA.get(model_type)
+    if GIVEN[0] is not None:
+        obj = GIVEN[0][1]
+        if want is None or want is cls or not isinstance(want, type):
+            return obj, obj
+        for key, sub in (getattr(cls, "sub_configs", None) or {}).items():
+            if sub is want:
+                return obj, getattr(obj, key)
     if want is None or want is cls or not isinstance(want, type):
         cfg = small(cls, extra)
         return cfg, cfg
@@ -205,13 +219,16 @@ def _is_sub(model_type: str, want: Any, module_dir: str = "") -> bool:
 
 
 def _describe(model_type: str, cfg: Any, kind: str) -> tuple[Any, Outcome | None]:
-    known = model_type in posenc.hf.MODELS
+    known = hf_walk.written(model_type)
     try:
-        scheme = posenc.hf.describe(cfg)
+        scheme = posenc.hf.describe(cfg if GIVEN[0] is None else GIVEN[0][0])
     except Exception as exc:
         status = "mismatch" if known else "unverified"
         return None, Outcome(model_type, status, f"describe refuses its config: {exc}"[:300])
     if scheme.kind != kind:
+        if scheme.kind == "unknown":
+            why = f"posenc.hf has no row: the model's code is {kind!r}; needs a registry row"
+            return None, Outcome(model_type, "unverified", why)
         status = "mismatch" if known else "unverified"
         why = (
             f"describe says {scheme.kind!r} ({scheme.convention}), the model's code is "
@@ -235,7 +252,7 @@ def _verdict(
         return Outcome(model_type, "verified", "", scheme.convention, kinds, err, module)
     if ok:
         return Outcome(model_type, "unverified", note, scheme.convention, kinds, err, module)
-    status = "mismatch" if model_type in posenc.hf.MODELS else "unverified"
+    status = "mismatch" if hf_walk.written(model_type) else "unverified"
     reason = f"{what}: error {err:.2e}" + ("" if status == "mismatch" else "; needs a registry row")
     return Outcome(model_type, status, reason, scheme.convention, kinds, err, module)
 
@@ -277,13 +294,13 @@ def walk_alibi(model_type: str, module: str) -> Outcome:
         "n_embd": 8 * HEADS,
     }
     cfg = small(CONFIG_MAPPING[model_type], extra)
-    if model_type == "mpt":
+    if model_type == "mpt" and GIVEN[0] is None:
         cfg.max_seq_len = 32
     scheme, bad = _describe(model_type, cfg, "alibi")
     if bad is not None:
         bad.module = module
         return bad
-    heads = HEADS
+    heads = int(scheme.fixed["num_heads"])  # HEADS, or a corpus file's own count
     pad = 2
     mask = torch.ones(BATCH, SEQ + PAST, dtype=torch.long)
     mask[1, :pad] = 0  # left padding in row 1
@@ -354,7 +371,7 @@ def walk_t5(model_type: str, module: str) -> Outcome | None:
         return None  # this type's config feeds no bucketed bias (a sibling type's does)
     try:
         outer, inner = _config_for(model_type, _hint(owners[0]))
-        for key, value in T5_KEYS.items():
+        for key, value in T5_KEYS.items() if GIVEN[0] is None else ():
             setattr(inner, key, value)
     except Exception as exc:
         return Outcome(model_type, "unverified", f"small config: {exc}"[:200], module=module)
@@ -535,7 +552,9 @@ def _model_rows(emb: Any, tok: torch.Tensor) -> tuple[torch.Tensor, bool]:
         return emb.weight[:SEQ][None].expand(BATCH, -1, -1), False
     params = list(inspect.signature(emb.forward).parameters)
     first = params[0]
-    past = {"past_key_values_length": PAST} if "past_key_values_length" in params else {}
+    # the cache offset: past_key_values_length up to transformers 5.23, cache_length from 5.24
+    names = [n for n in ("past_key_values_length", "cache_length") if n in params]
+    past = {names[0]: PAST} if names else {}
 
     def batched(out: torch.Tensor) -> torch.Tensor:
         return out if out.dim() == 3 else out.reshape(-1, SEQ, out.shape[-1]).expand(BATCH, -1, -1)
@@ -641,7 +660,7 @@ def walk_sinusoidal(model_type: str, module: str) -> Outcome | None:
             except Exception as exc:
                 return Outcome(
                     model_type,
-                    "mismatch" if model_type in posenc.hf.MODELS else "unverified",
+                    "mismatch" if hf_walk.written(model_type) else "unverified",
                     f"posenc table: {exc!r}"[:200],
                     scheme.convention,
                     module=module,
@@ -775,4 +794,16 @@ def walk_all() -> list[Outcome]:
             rotary[o.model_type] = o  # the rotary side holds; the other does not
         else:
             mine.layer_kinds = [*mine.layer_kinds, *o.layer_kinds]
+    # sub-config types a verified composite's walk read with a row of their own (Dia's encoder,
+    # mllama's text model): verified through that composite, where their own walk is not
+    for o in list(rotary.values()):
+        if o.status != "verified":
+            continue
+        for inner, convention in o.inner_rows.items():
+            mine = rotary.get(inner)
+            if mine is None or mine.status != "verified":
+                rotary[inner] = Outcome(
+                    inner, "verified", "", convention, o.layer_kinds, o.error,
+                    mine.module if mine is not None else o.module, via=o.model_type, row="walk",
+                )  # fmt: skip
     return [rotary[mt] for mt in sorted(rotary)]

@@ -179,6 +179,13 @@ SPECS = [
             ),
             lazy("relative_position", "batched", lambda: REL5()[None], Same(REL5)),
             Case("relative_position", "None", None, bad_type("relative_position")),
+            # issue 21: a meta relative_position with a CPU query was 'Cannot copy out of meta'
+            lazy(
+                "relative_position",
+                "meta-with-cpu-query",
+                lambda: REL5().to("meta"),
+                bad_value("relative_position"),
+            ),
             Case("scale_factor", "three", 3, Same(None)),
             Case("scale_factor", "np-int", np.int64(3), Same(None)),
             Case("scale_factor", "zero", 0, bad_value("scale_factor")),

@@ -3,6 +3,8 @@ tests/test_hostile.py."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -11,8 +13,10 @@ from hostile_values import (
     Case,
     Same,
     Spec,
+    Works,
     bad_value,
     choice_cases,
+    lazy,
     np_dtype_cases,
     positions_cases,
     real_cases,
@@ -40,6 +44,62 @@ def E():
     return _randn(5, 4, seed=2)
 
 
+def _mp():
+    import mpmath
+
+    mpmath.mp.prec = 200
+    return mpmath
+
+
+def _close(got, want):
+    got = np.asarray(got.numpy() if isinstance(got, torch.Tensor) else got, dtype=np.float64)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    err = np.abs(got - want) / np.maximum(1.0, np.abs(want))
+    assert np.all(err <= 4 * 2.0**-52), (got, want)
+    return True
+
+
+def _kerple_mp(r1, r2, kernel):
+    """The bias of the call's distances (0, 3 and a huge one) in 200-bit arithmetic."""
+
+    def check(out):
+        mp = _mp()
+        d = [0.0, 3.0, 1e308 if kernel == "log" else 1e200]
+        a, b = mp.mpf(r1), mp.mpf(r2)
+        want = [-a * (mp.log1p(b * mp.mpf(x)) if kernel == "log" else mp.mpf(x) ** b) for x in d]
+        return _close(out, np.array([float(w) for w in want]))
+
+    return check
+
+
+def _fire_mp(c, big_l, q=(0, 1, 2, 3)):
+    """FIRE's ratio for the call's positions (keys 0 .. 3) in 200-bit arithmetic."""
+
+    def check(out):
+        mp = _mp()
+        c_, l_ = mp.mpf(c), mp.mpf(big_l)
+        want = [
+            [
+                float(
+                    mp.log1p(c_ * (mp.mpf(i) - j)) / mp.log1p(c_ * max(mp.mpf(i), l_))
+                    if j <= i
+                    else 0
+                )
+                for j in range(4)
+            ]
+            for i in q
+        ]
+        return _close(out, np.array(want))
+
+    return check
+
+
+def _poisoned(t, value):
+    t = t.clone()
+    t.view(-1)[1] = value
+    return t
+
+
 def _distance_rows(arg="distance"):
     return positions_cases(arg, D4, count=False, overrides={"int": Same(np.array(3))})
 
@@ -54,6 +114,29 @@ SPECS = [
             *real_cases("r1", 1.0, invalid=(0, -1)),
             *real_cases("r2", 0.5, invalid=(0, -1)),
             Case("r2", "power-past-2", 2.5, bad_value("r2"), with_={"kernel": "power"}),
+            # issue 21, item 7: an intermediate product past float64, the answer within it
+            Case(
+                "r2",
+                "product-overflows",
+                1e10,
+                Works(_kerple_mp(1.0, 1e10, "log")),
+                with_={"distance": np.array([0.0, 3.0, 1e308])},
+            ),
+            Case(
+                "r1",
+                "power-overflows-alone",
+                1e-300,
+                Works(_kerple_mp(1e-300, 2.0, "power")),
+                with_={"distance": np.array([0.0, 3.0, 1e200]), "r2": 2.0, "kernel": "power"},
+            ),
+            lazy(
+                "distance",
+                "torch-product-overflows",
+                lambda: torch.tensor([0.0, 3.0, 1e308], dtype=torch.float64),
+                Works(_kerple_mp(1.0, 1e10, "log")),
+                r2=1e10,
+                dtype=torch.float64,
+            ),
             *choice_cases("kernel", ("log", "power")),
             *np_dtype_cases(),
         ],
@@ -77,6 +160,23 @@ SPECS = [
             *positions_cases("q_positions", D4),
             *positions_cases("k_positions", D4),
             *real_cases("c", 1.0, invalid=(0, -1)),
+            # issue 21, item 7: c * x past float64 (main: nan), c * max(L, i) below 2**-60
+            Case("c", "product-overflows", 1e308, Works(_fire_mp(1e308, 2.0))),
+            Case(
+                "c",
+                "product-vanishes",
+                1e-320,
+                Works(_fire_mp(1e-320, 2.3)),
+                with_={"threshold": 2.3},
+            ),
+            lazy(
+                "q_positions",
+                "torch-c-huge",
+                lambda: torch.tensor([0.0, 1.0, 3.0, 1e15], dtype=torch.float64),
+                Works(_fire_mp(1e300, 2.0, [0.0, 1.0, 3.0, 1e15])),
+                c=1e300,
+                dtype=torch.float64,
+            ),
             *real_cases("threshold", 2.0, invalid=(0, -1)),
             *np_dtype_cases(),
         ],
@@ -99,6 +199,20 @@ SPECS = [
             ),
             *real_cases("scale", 0.5, optional=True),
             Case("scale", "None", None, Same(0.5)),
+            # issue 21: a NaN or inf tensor gave an out-of-bounds index error
+            *(
+                lazy(arg, f"torch-{label}", lambda f=f, v=v: _poisoned(f(), v), bad_value(arg))
+                for arg, f in (("q", Q), ("k", K), ("pos_emb", E))
+                for label, v in (("nan", math.nan), ("inf", math.inf))
+            ),
+            lazy(
+                "k",
+                "product-nan",
+                lambda: torch.tensor([[[1e300, -1e300]]], dtype=torch.float64),
+                bad_value("q", "k", "pos_emb"),
+                q=torch.tensor([[[1e300, 1e300]]], dtype=torch.float64),
+                pos_emb=torch.zeros(2, 2, dtype=torch.float64),
+            ),
         ],
     ),
     Spec(

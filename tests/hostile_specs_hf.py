@@ -44,6 +44,13 @@ def _cfg(**changes):
     return {k: v for k, v in out.items() if v is not ...}
 
 
+def _json_ready(scheme):
+    import json
+
+    json.dumps(scheme.to_dict(), allow_nan=False)
+    return True
+
+
 def _equals_cfg(scheme):
     assert scheme == SCHEME, scheme
     return True
@@ -92,11 +99,12 @@ SPECS = [
             Case("config", "bare-object", object(), bad_type("config")),
             Case("config", "empty", {}, bad_value("model_type")),
             Case("config", "no-model_type", _cfg(model_type=...), bad_value("model_type")),
+            # what a config leaves out takes its class's defaults, as in transformers
             lazy(
                 "config",
                 "object-no-layers",
                 lambda: SimpleNamespace(model_type="llama"),
-                bad_value("num_hidden_layers", "layer_types"),
+                Works(lambda s: s.num_layers == 32, "LlamaConfig's 32 layers"),
             ),
             _key("model_type-int", "model_type", 3, bad_type("model_type")),
             _key("rope_parameters-list", "rope_parameters", [1.0], bad_type("rope_parameters")),
@@ -162,11 +170,12 @@ SPECS = [
             _key(
                 "max_pos-str", "max_position_embeddings", "64", bad_type("max_position_embeddings")
             ),
+            # as transformers builds it: Gemma3Config makes a default Gemma3TextConfig
             Case(
                 "config",
                 "text_config-missing",
                 {"model_type": "gemma3"},
-                bad_value("text_config"),
+                Works(lambda s: s.num_layers == 26 and s.layer(5).base == 1e6, "class defaults"),
             ),
             Case(
                 "config",
@@ -190,12 +199,105 @@ SPECS = [
                 {**BASE, "model_type": "llama4_text", "no_rope_layers": [1]},
                 bad_value("no_rope_layers"),
             ),
+            # never a guess (issue 20): a type with no verified row is unknown, with no layers
             Case(
                 "config",
                 "unknown-model_type",
                 _cfg(model_type="not_a_model"),
-                Works(lambda s: not s.known and s.layers == SCHEME.layers, "described, unknown"),
+                Works(lambda s: (s.kind, s.known, s.layers) == ("unknown", False, ()), "unknown"),
             ),
+            Case(
+                "config",
+                "bert",
+                {**BASE, "model_type": "bert"},
+                Works(lambda s: s.kind == "unknown" and "BertConfig" in s.notes[0], "unknown"),
+            ),
+            # issue 21: right or refused by name
+            _key("rope_theta-10**400", "rope_theta", 10**400, bad_value("rope_theta")),
+            _key(
+                "rope_type-list",
+                "rope_scaling",
+                {**YARN, "rope_type": ["yarn"]},
+                bad_type("rope_type"),
+            ),
+            _key("layers-10**9", "num_hidden_layers", 10**9, bad_value("num_hidden_layers")),
+            _key(
+                "layer_types-bogus",
+                "layer_types",
+                ["full_attention", "bogus_attention"],
+                bad_value("layer_types"),
+            ),
+            Case(
+                "config",
+                "layer_types-huge",
+                _cfg(num_hidden_layers=..., layer_types=["full_attention"] * (2**20 + 1)),
+                bad_value("layer_types"),
+            ),
+            Case(
+                "config",
+                "per_layer_config-str",
+                _cfg(per_layer_config={"0": {"head_dim": "x"}}),
+                bad_type("per_layer_config"),
+            ),
+            Case(
+                "config",
+                "sliding_window-str",
+                _cfg(layer_types=["sliding_attention"] * 2, sliding_window="abc"),
+                bad_type("sliding_window"),
+            ),
+            Case(
+                "config",
+                "sliding_window-negative",
+                _cfg(layer_types=["sliding_attention"] * 2, sliding_window=-5),
+                bad_value("sliding_window"),
+            ),
+            Case(
+                "config",
+                "sliding_window-nan",
+                _cfg(layer_types=["sliding_attention"] * 2, sliding_window=math.nan),
+                bad_type("sliding_window"),
+            ),
+            Case(
+                "config",
+                "no_rope_layers-two",
+                {**BASE, "model_type": "llama4_text", "no_rope_layers": [2, 0]},
+                bad_value("no_rope_layers"),
+            ),
+            Case(
+                "config",
+                "no_rope_layers-str",
+                {**BASE, "model_type": "llama4_text", "no_rope_layers": ["1", ""]},
+                bad_type("no_rope_layers"),
+            ),
+            Case(
+                "config",
+                "alibi-str",
+                {**BASE, "model_type": "falcon", "alibi": "false"},
+                bad_type("alibi"),
+            ),
+            Case(
+                "config",
+                "rope_interleave-str",
+                {
+                    **BASE,
+                    "model_type": "deepseek_v3",
+                    "qk_nope_head_dim": 8,
+                    "qk_rope_head_dim": 8,
+                    "rope_interleave": "false",
+                },
+                bad_type("rope_interleave"),
+            ),  # fmt: skip
+            Case(
+                "config",
+                "np-int64",
+                {
+                    **BASE,
+                    "num_hidden_layers": np.int64(2),
+                    "max_position_embeddings": np.int64(64),
+                    "rope_scaling": {**YARN, "original_max_position_embeddings": np.int64(16)},
+                },
+                Works(_json_ready, "to_dict is JSON"),
+            ),  # fmt: skip
         ],
     ),
     Spec(

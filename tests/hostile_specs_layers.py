@@ -138,10 +138,16 @@ SPECS = [
                 _with(use_bidirectional_attention=True),
                 bad_value("config"),
             ),
-            Case(
+            Case(  # LlamaConfig's default: 32 layers
                 "config",
                 "no-layers",
                 {"model_type": "llama", "rope_theta": 1e4},
+                Works(_is("full", 1e4), "class defaults"),
+            ),
+            Case(
+                "config",
+                "no-layers-unknown",
+                {"model_type": "x", "rope_theta": 1e4},
                 bad_value("config"),
             ),
             Case(
@@ -150,11 +156,55 @@ SPECS = [
                 {"model_type": "x", "layer_types": ["sliding_attention"] * 3},
                 bad_value("config"),
             ),
+            # as transformers builds it: Gemma3Config makes a default Gemma3TextConfig (26
+            # layers, every sixth full); read through posenc.hf, as describe reads it
             Case(
                 "config",
                 "multimodal-without-text",
                 {"model_type": "gemma3"},
+                Works(_is("sliding", 1e4), "class defaults"),
+            ),
+            # issue 21: garbage refused by name, as posenc.hf.describe refuses it
+            Case(
+                "config",
+                "window-nan",
+                _with(sliding_window=float("nan")),
+                bad("config"),
+                with_={"layer": 0},
+            ),
+            Case(
+                "config",
+                "window-negative",
+                _with(sliding_window=-5),
                 bad_value("config"),
+                with_={"layer": 0},
+            ),
+            Case("config", "theta-10**400", _with(rope_theta=10**400), bad_value("config")),
+            Case(
+                "config",
+                "layer-type-bogus",
+                _with(layer_types=["full_attention", "bogus_attention"] * 3),
+                bad_value("config"),
+            ),
+            Case(
+                "config",
+                "no-rope-layers-two",
+                {
+                    "model_type": "llama4_text",
+                    "num_hidden_layers": 4,
+                    "no_rope_layers": [2, 0, 1, 1],
+                },
+                bad_value("config"),
+            ),
+            Case(
+                "config",
+                "no-rope-layers-str",
+                {
+                    "model_type": "llama4_text",
+                    "num_hidden_layers": 4,
+                    "no_rope_layers": ["1", "0", "", "1"],
+                },
+                bad_type("config"),
             ),
             Case(
                 "config",

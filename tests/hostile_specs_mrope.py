@@ -40,6 +40,11 @@ def _layout(*segs):
     return [[("text", 1), *segs, ("text", 1)]]
 
 
+def _frame_25_at_5(ids) -> bool:
+    assert ids[0, 0, 26] == 5, ids[0, 0]
+    return True
+
+
 def _is_int64(kind):
     def check(out):
         if kind == "torch":
@@ -199,6 +204,16 @@ SPECS = [
             Case(L, "seconds-str", _layout(("video", (2, 4, 4), "0.5")), bad_type(L)),
             Case(L, "seconds-huge", _layout(("video", (2, 4, 4), 1e300)), bad_value(L)),
             Case(L, "video-extra", _layout(("video", (2, 4, 4), 0.5, 1)), bad_value(L)),
+            # issue 21, item 5: the time step and k * step in float32, as transformers: at 25 fps
+            # with tokens_per_second 2, frame 25 is at start + 4 (float64 gave start + 3)
+            Case(
+                L,
+                "seconds-float32-time",
+                [[("text", 1), ("video", (26, 2, 2), float(np.float32(2 / 25))), ("text", 1)]],
+                Works(_frame_25_at_5),
+                with_={"tokens_per_second": 2},
+            ),
+            Case(L, "seconds-float32-overflow", _layout(("video", (1, 4, 4), 1e39)), bad_value(L)),
             *size_cases("spatial_merge_size", 2),
             *real_cases("tokens_per_second", 2.0, invalid=(0, -1), optional=True),
             Case("tokens_per_second", "None-with-seconds", None, bad_value("tokens_per_second")),

@@ -49,6 +49,12 @@ def grid_cases(arg: str, good: int, *, optional: bool) -> list[Case]:
     return cases
 
 
+def _big_endian_same(out) -> bool:
+    want = posenc.resize_position_embeddings(T().numpy(), (5, 5))
+    assert out.dtype == np.dtype(">f8") and np.array_equal(out, want), (out.dtype, out)
+    return True
+
+
 SPECS = [
     Spec(
         "posenc.resize_position_embeddings",
@@ -99,8 +105,24 @@ SPECS = [
             lazy("table", "np-int", lambda: T().long().numpy(), bad_type("table")),
             lazy("table", "list", lambda: T().tolist(), bad_type("table")),
             Case("table", "None", None, bad_type("table")),
+            # issue 21: torch's byte-order error, 'table' not named; now read in native order
+            lazy(
+                "table",
+                "np-big-endian",
+                lambda: T().numpy().astype(">f8"),
+                Works(_big_endian_same, "the same values, the table's dtype"),
+            ),
             *grid_cases("new_grid", 5, optional=False),
             Case("new_grid", "int", 7, _shape(1, 8, 6)),  # a 1-D table of 16 rows
+            # issue 21: an allocator error (32 TiB) before; refused by name with the size
+            Case("new_grid", "past-memory", (2**20, 2**20), bad_value("new_grid")),
+            lazy(
+                "new_grid",
+                "past-memory-meta",
+                lambda: (2**20, 2**20),
+                _shape(1, 2**40 + 1, 6),
+                table=T().to("meta"),
+            ),
             Case("new_grid", "int-1d", 7, _shape(1, 8, 6), with_={"old_grid": 16}),
             *grid_cases("old_grid", 4, optional=True),
             Case("old_grid", "other-count", (3, 5), bad_value("old_grid")),

@@ -212,6 +212,9 @@ SPECS = [
             ),
             *choice_cases("convention", CONV),
             *_positions_like_rows(),
+            # issue 21: 2**20 x 2**20 (16 TiB, its 2**40 cap) was a MemoryError from NumPy
+            Case("height", "past-memory", 2**20, bad_value("height"), with_={"width": 2**20}),
+            Case("frames", "past-memory", 2**10, bad_value("frames"), with_={"width": 2**28}),
         ],
     ),
     Spec(
@@ -257,6 +260,21 @@ SPECS = [
                 },
             ),
             *_positions_rows(),
+            # issue 21: one (row, col) for every token of a torch x, half pairing: a reshape
+            # error in the slab path (fixed on main by 623e724, then b1e025d)
+            lazy(
+                "positions",
+                "torch-one-for-all-half",
+                lambda: torch.tensor([[1, 0]]),
+                Same(lambda: torch.tensor([[1, 0]] * 4)),
+            ),
+            lazy(
+                "positions",
+                "torch-one-for-all-half-4d",
+                lambda: torch.tensor([[1, 0]]),
+                Same(lambda: torch.tensor([[1, 0]] * 4)),
+                x=_randn(2, 2, 4, 8),
+            ),
             *choice_cases("convention", CONV),
             *real_cases("base", 10000.0, invalid=(0, 1, -5)),
             *choice_cases("pairing", ("half", "interleaved")),

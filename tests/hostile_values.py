@@ -617,6 +617,27 @@ def scaling_cases(arg: str = "scaling") -> list[Case]:
             lambda: {**yarn, "mscale": -1 / (0.1 * math.log(4.0)), "mscale_all_dim": 1.0},
             bad_value("mscale"),
         ),
+        # issue 21, item 1: HF clamps YaRN's correction range one-sidedly; a trained length so
+        # long that the bounds cross interpolates every pair (= linear), betas whose pair index
+        # overflows float64 give the ramp's limits (linear near 0, none near float64's max)
+        lazy(
+            arg,
+            "yarn-bounds-cross",
+            lambda: {**yarn, "original_max_position_embeddings": 10**12, "attention_factor": 1.0},
+            Same(lambda: {"rope_type": "linear", "factor": 4.0}),
+        ),
+        lazy(
+            arg,
+            "yarn-betas-near-0",
+            lambda: {**yarn, "beta_fast": 1e-320, "beta_slow": 1e-320, "attention_factor": 1.0},
+            Same(lambda: {"rope_type": "linear", "factor": 4.0}),
+        ),
+        lazy(
+            arg,
+            "yarn-betas-near-max",
+            lambda: {**yarn, "beta_fast": 1e308, "beta_slow": 1e308, "attention_factor": 1.0},
+            Same(lambda: {"rope_type": "default"}),
+        ),
         lazy(
             arg,
             "yarn-beta-order",

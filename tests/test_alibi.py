@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import oracle_frameworks as oracle
 import posenc
+from ci_rule import require
 from conftest import to_numpy
 
 values = pytest.mark.values
@@ -221,3 +222,35 @@ def test_torch_bias_has_no_negative_zero(dtype, causal, offset):
     zeros = bias == 0
     assert zeros.any()
     assert not torch.signbit(bias[zeros]).any()
+
+
+@values
+@pytest.mark.parametrize("heads,keys", [(32, 2048), (71, 2048), (16, 5000)])
+def test_bfloat16_rounding_is_falcons_bias(heads, keys):
+    # transformers 5.24 models/falcon build_alibi_tensor: bf16(bf16(slope) * bf16(position));
+    # the model's per-key bias, less its value at each query, is posenc's bias exactly
+    require("transformers")
+    from transformers.models.falcon.modeling_falcon import build_alibi_tensor
+
+    mask = torch.ones(1, keys, dtype=torch.long)
+    a = build_alibi_tensor(mask, heads, torch.float32).view(heads, keys).double()
+    queries = torch.arange(keys - 4, keys)
+    model = a[:, None, :] - a[:, queries][:, :, None]  # (heads, queries, keys)
+    got = torch.as_tensor(posenc.alibi_bias(4, keys, heads, rounding="bfloat16"))
+    seen = torch.isfinite(got)
+    assert torch.equal(seen, (queries[:, None] >= torch.arange(keys)).expand_as(seen))  # causal
+    assert torch.equal(got[seen], model[seen])
+    # without it, posenc's exact bias is off by ~0.6% of the largest bias (the 6e-3)
+    exact = torch.as_tensor(posenc.alibi_bias(4, keys, heads))
+    rel = float((exact[seen] - model[seen]).abs().max() / model[seen].abs().max())
+    assert 3e-3 < rel < 1e-2, rel
+    # torch output: the same numbers on the like's dtype
+    t = posenc.alibi_bias(4, keys, heads, rounding="bfloat16", like=torch.zeros(1))
+    assert t.dtype == torch.float32 and torch.equal(t.double()[seen], got[seen].float().double())
+
+
+def test_bfloat16_rounding_rounds_positions_past_256_to_even_steps():
+    # bfloat16 keeps 8 significant bits: 257 -> 256, 259 -> 260 (ties to even); slope 1/2 exact
+    row = posenc.alibi_bias(1, 262, 1, max_bias=1.0, rounding="bfloat16", causal=False)[0, 0]
+    a = 0.0 - row  # A(261) - A(j), with A(261) = bf16(0.5 * 260) = 130
+    assert a[256] == a[257] == 130 - 128 and a[258] == 130 - 129 and a[259] == 0.0

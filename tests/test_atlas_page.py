@@ -44,12 +44,16 @@ def test_record_counts_match_its_rows(record):
     assert {s: summary[s] for s in STATUSES} == {s: statuses.count(s) for s in STATUSES}
     assert summary["walked"] == len(types) <= summary["total_model_types"]
     for name, t in types.items():
-        assert set(t) == {"status", "reason", "convention", "layer_kinds", "error", "module"}, name
-        # a verified type has its error within the walk's bound; any other says why
+        assert set(t) == {"status", "reason", "convention", "layer_kinds", "error", "module",
+                          "row", "sub_config", "verified_on"}, name  # fmt: skip
+        # a verified type has its error within the walk's bound and the version it was
+        # verified on; any other says why
         if t["status"] == "verified":
             assert t["error"] is not None and t["error"] <= 1e-6 and not t["reason"], name
+            assert t["verified_on"] == record["transformers"], name
+            assert t["row"] in ("registry", "walk"), name
         else:
-            assert t["reason"], name
+            assert t["reason"] and t["verified_on"] is None, name
     assert re.fullmatch(r"\d{4}-\d\d-\d\d", record["date"])
     assert record["transformers"] and record["torch"]
 
@@ -143,41 +147,3 @@ def test_a_new_model_type_is_listed_with_its_reason(record):
 )
 def test_reasons_are_grouped_by_their_key(reason, key):
     assert atlas.reason_key(reason) == key
-
-
-# --- finding one model (issue 23) ----------------------------------------------------------------
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_every_model_type_is_a_search_entry_of_its_own(record, lang):
-    """Each model type is its own search entry, linking to its row (#mt-<type>), with its
-    convention and posenc call: a search for it lands on the row, not above its section."""
-    url = "zh/atlas/" if lang == "zh" else "atlas/"
-    entries = atlas.search_entries(record, lang, url)
-    assert [e["title"] for e in entries] == sorted(record["types"])
-    by_type = {e["title"]: e for e in entries}
-    for mt, entry in record["types"].items():
-        e = by_type[mt]
-        assert e["location"] == f"{url}#mt-{mt}"
-        assert atlas.STATUS[lang][entry["status"]] in e["text"]
-        if entry["convention"]:
-            assert re.search(r"<code>\w[\w.]*\(…", e["text"]), e  # the short call
-    llama = by_type["llama"]["text"]
-    assert "apply_rope(…, pairing=&#x27;half&#x27;)" in llama or "apply_rope(…)" in llama
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_filter_box_follows_the_first_paragraph(record, lang):
-    page = (ROOT / "docs" / lang / "atlas.md").read_text(encoding="utf-8")
-    out = atlas.render(page, lang, record)
-    before, after = out.split('<div class="posenc-filter" data-atlas-filter>', 1)
-    assert before.count("\n\n") == 2 and before.lstrip().startswith("# ")  # title, paragraph
-    assert after.index("</div>") < after.index("## ")
-    label = re.search(r'<label for="atlas-filter">([^<]+)</label>', after)[1]
-    assert label == atlas.TEXT[lang]["filter"]
-    assert 'data-count="' in after and "{n}" in atlas.TEXT[lang]["filter_count"]
-
-
-def test_calls_break_only_after_parentheses_and_commas():
-    call = html.unescape(atlas._call("apply_mla_rope(…, pairing='interleaved')"))
-    assert call == "<code>apply_mla_rope(<wbr>…, <wbr>pairing='interleaved')</code>"

@@ -33,8 +33,55 @@ def pair():
     ours = AxialPositionEmbedding(SHAPE, DIMS).double()
     with torch.no_grad():
         for w_hf, w in zip(hf.weights, ours.weights, strict=True):
-            w_hf.copy_(w.reshape(w_hf.shape))  # transformers: (1, n1, 1, d1), (1, 1, n2, d2)
+            w_hf.copy_(w.reshape(w_hf.shape))  # transformers: (n1, 1, d1), (1, n2, d2)
     return hf, ours
+
+
+def test_weight_shapes_of_the_state_dict(pair):
+    """The page: the factors are (n1, 1, d1) and (1, n2, d2), not 4-D."""
+    hf, _ = pair
+    shapes = {k: tuple(v.shape) for k, v in hf.state_dict().items()}
+    assert shapes == {"weights.0": (4, 1, 3), "weights.1": (1, 6, 5)}
+
+
+def test_training_dropout_drops_whole_columns_of_positions():
+    """The page: dropout2d after transpose(2, 1) zeroes every feature of every position whose
+    column p mod n2 was drawn, per sequence of the batch (not a feature channel)."""
+    require("transformers")
+    from transformers import ReformerConfig
+    from transformers.models.reformer.modeling_reformer import AxialPositionEmbeddings
+
+    cfg = ReformerConfig(
+        axial_pos_shape=SHAPE,
+        axial_pos_embds_dim=DIMS,
+        hidden_size=8,
+        hidden_dropout_prob=0.5,
+        attn_layers=["local"],
+        local_attn_chunk_length=4,
+    )
+    hf = AxialPositionEmbeddings(cfg).train()
+    torch.manual_seed(0)
+    out = hf(torch.arange(24).expand(16, 24)).detach()  # weights are ones: kept -> 2.0
+    gone = (out == 0).all(dim=-1)  # (batch, position)
+    assert set(out.unique().tolist()) == {0.0, 2.0}
+    assert ((out == 0).any(dim=-1) == gone).all()  # a position loses all features or none
+    cols = gone.reshape(16, 4, 6)
+    assert (cols == cols[:, :1]).all()  # the same columns j in every row i
+    per_seq = cols[:, 0]
+    assert 0 < per_seq.sum() < per_seq.numel() and len({tuple(r) for r in per_seq.tolist()}) > 1
+
+
+def test_detr_learned_positions_are_an_axial_table_with_halves_swapped():
+    """The page's row-column section: DETR's table is [col | row], posenc's axial [row | col]."""
+    mod = require("transformers.models.detr.modeling_detr")
+    torch.manual_seed(0)
+    emb = mod.DetrLearnedPositionEmbedding(embedding_dim=4)
+    h, w = 3, 5
+    pos = emb(torch.Size([1, 8, h, w]), "cpu", torch.float32).detach()  # (1, 8, h, w)
+    got = pos[0].permute(1, 2, 0).reshape(h * w, 8)
+    rows, cols = emb.row_embeddings.weight[:h].detach(), emb.column_embeddings.weight[:w].detach()
+    ax = posenc.axial_position_embeddings([rows, cols], h * w)
+    torch.testing.assert_close(got, torch.cat([ax[:, 4:], ax[:, :4]], dim=-1), rtol=0, atol=0)
 
 
 def test_eval_matches_transformers(pair):

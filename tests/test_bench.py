@@ -56,6 +56,9 @@ def test_ratios_are_ratios_of_the_times(quick):
             if row.get("ratio_to_fastest_peer") is not None:
                 assert row["ratio_to_fastest_peer"] == pytest.approx(row["ms"] / min(peers))
         assert case["met"] == (case["measured_ratio"] <= case["goal_ratio"])
+        for row in case["rows"]:
+            for key in ("ratio_noise", "ratio_to_bare_noise"):
+                assert row.get(key, 0.0) >= 0.0
 
 
 def test_reported_errors_separate_posenc_from_naive_code(quick):
@@ -76,3 +79,59 @@ def test_memory_rows_compare_peak_with_output(quick):
     for row in results["memory"]:
         assert row["output_mb"] > 0
         assert row["ratio"] == pytest.approx(row["peak_mb"] / row["output_mb"])
+
+
+# --- the regression gate (bench.gate) ----------------------------------------------------------
+
+
+def _record(ratio, noise, title="t", date="2026-01-01"):
+    rows = [
+        {
+            "name": "posenc.x",
+            "kind": "posenc",
+            "ratio_to_fastest_peer": ratio,
+            "ratio_noise": noise,
+        },
+        {"name": "peer", "kind": "peer", "ratio_to_fastest_peer": 1.0, "ratio_noise": 0.0},
+        {
+            "name": "Module.forward",
+            "kind": "posenc",
+            "ratio_to_bare": ratio,
+            "ratio_to_bare_noise": noise,
+        },
+    ]
+    return {"date": date, "cases": [{"id": "c", "title": title, "rows": rows}]}
+
+
+@pytest.fixture(scope="module")
+def gate():
+    sys.path.insert(0, str(ROOT))
+    from bench import gate
+
+    return gate
+
+
+def test_gate_flags_only_moves_past_twice_the_combined_noise(gate):
+    old = _record(1.00, 0.03)
+    # threshold 2 * hypot(0.03, 0.04) = 0.10
+    within = gate.compare(old, _record(1.09, 0.04))
+    assert [r["verdict"] for r in within] == ["within noise", "within noise"]
+    slower = gate.compare(old, _record(1.11, 0.04))
+    assert {r["verdict"] for r in slower} == {"SLOWER"}
+    assert {r["against"] for r in slower} == {"fastest peer", "bare op"}
+    faster = gate.compare(old, _record(0.89, 0.04))
+    assert {r["verdict"] for r in faster} == {"faster"}
+    assert gate.report(slower, old) is False and gate.report(faster, old) is True
+
+
+def test_gate_compares_only_cases_run_at_the_same_sizes(gate):
+    assert gate.compare(_record(1.0, 0.01, title="(1, 32, 4096, 128)"), _record(9.0, 0.01)) == []
+    assert gate.compare(None, _record(1.0, 0.01)) == []
+    old = _record(1.0, 0.0)  # a record without noise: the new run's noise alone
+    assert {r["verdict"] for r in gate.compare(old, _record(1.5, 0.1))} == {"SLOWER"}
+
+
+def test_gate_reads_the_committed_record(gate):
+    record = gate.committed(ROOT / "docs" / "assets" / "bench.json")
+    assert record is not None and record["cases"]
+    assert gate.ratios(record)  # the committed record has ratios to compare with

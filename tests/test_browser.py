@@ -394,7 +394,7 @@ def test_chinese_terms_and_aliases_find_pages(page, server, query):
     assert links and all("/zh/" in href for href in links), links
 
 
-# --- Math at build time (hooks/katex.py) and figures in the page's language (posenc.plots) ------
+# --- Math at build time (hooks/katex.py) and figures in the page's language (site_figures) -----
 
 MATH_STATIC = r"""
 () => {
@@ -447,101 +447,3 @@ def test_figures_speak_the_page_language(page, server):
         han = [any("\u4e00" <= c <= "\u9fff" for c in f["label"] + f["text"]) for f in figs]
         assert all(han) if lang == "zh" else not any(han), (lang, figs)
         assert not any(f["metadata"] or f["white"] for f in figs), lang
-
-
-# --- Finding a model on the atlas, and identifiers in search (issue 23) --------------------------
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_atlas_filter_box_keeps_the_matching_rows(browser, server, lang):
-    """On a phone, typing "qwen" in the atlas' filter box keeps the Qwen rows (each with its
-    posenc call) and the headings of their sections, hides the rest of the page and says how many
-    types match; qwen2-vl finds qwen2_vl; clearing the box brings every row back. Nothing is
-    requested on the way."""
-    context, pg = _open(browser, PHONE, is_mobile=True, has_touch=True)
-    try:
-        pg.goto(_url(server, lang, "atlas.md"), wait_until="load")
-        rows = "article tr:has([id^='mt-'])"
-        total = pg.locator(rows).count()
-        assert total > 150
-        before = len(pg.requests)
-        box = pg.locator("[data-atlas-filter] input")
-        assert box.is_visible()
-        box.fill("qwen")
-        shown = pg.eval_on_selector_all(
-            rows,
-            """els => els.filter(e => e.getBoundingClientRect().height > 0).map(e => ({
-                name: e.querySelector("[id^='mt-']").textContent,
-                call: e.lastElementChild.textContent,
-                visible: e.lastElementChild.getBoundingClientRect().height > 0}))""",
-        )
-        assert len(shown) >= 5 and all("qwen" in r["name"] for r in shown), shown
-        assert all(r["call"].startswith("apply_") and r["visible"] for r in shown), shown
-        headings = pg.eval_on_selector_all(
-            "article h3[id^='conv-']", "els => els.filter(e => e.offsetParent).map(e => e.id)"
-        )
-        assert headings and "conv-llama" not in headings or any("qwen" in r["name"] for r in shown)
-        hidden = pg.eval_on_selector_all(
-            "article > p", "els => els.filter(e => !e.offsetParent).length"
-        )
-        assert hidden > 5  # the prose is out of the way
-        status = pg.locator("[data-atlas-filter] [role=status]").text_content()
-        assert str(len({r["name"] for r in shown})) in status, status
-        box.fill("qwen2-vl")
-        names = pg.eval_on_selector_all(
-            "article [id^='mt-']", "els => els.filter(e => e.offsetParent).map(e => e.textContent)"
-        )
-        assert "qwen2_vl" in names and all("qwen2" in n and "vl" in n for n in names), names
-        box.fill("")
-        assert (
-            pg.locator(rows).evaluate_all("els => els.filter(e => e.offsetParent).length") == total
-        )
-        assert len(pg.requests) == before
-    finally:
-        context.close()
-
-
-def _rect_in_view(pg, selector):
-    return pg.evaluate(
-        """s => { const r = document.querySelector(s).getBoundingClientRect();
-                  return r.top >= 0 && r.bottom <= innerHeight && r.height > 0; }""",
-        selector,
-    )
-
-
-@pytest.mark.parametrize("lang,query", [("en", "mixtral"), ("en", "deepseek_v3"), ("zh", "gemma2")])
-def test_search_for_a_model_type_lands_on_its_row(browser, server, lang, query):
-    """Searching a model type from the home page gives its atlas row first (its own entry,
-    #mt-<type>), and the result opens the atlas with that row on screen (issue 23: mixtral
-    landed 7,277 px above its row)."""
-    context, pg = _open(browser, PHONE, is_mobile=True, has_touch=True)
-    try:
-        pg.goto(_url(server, lang, "index.md"), wait_until="load")
-        pg.tap(".md-header__button[for=__search]")
-        pg.keyboard.type(query)
-        pg.wait_for_selector(".md-search-result__item", timeout=15000)
-        first = pg.eval_on_selector(".md-search-result__link", "e => e.href")
-        assert urlsplit(first).fragment == f"mt-{query}", first
-        assert urlsplit(first).path.endswith("/zh/atlas/" if lang == "zh" else "/atlas/"), first
-        pg.goto(first, wait_until="load")
-        pg.wait_for_timeout(1700)  # posenc.js keeps a linked row in view while blocks are drawn
-        assert _rect_in_view(pg, f"[id='mt-{query}']")
-    finally:
-        context.close()
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_identifiers_are_searched_whole(page, server, lang):
-    """ "_" is no separator: rotate_half gives the page that defines it first (issue 23: /rope/
-    came 6th, the query searched "rotate" OR "half"), and every result for position_ids holds
-    position_ids, highlighted whole (issue 23: 40 pages, the FAQ and the home page first)."""
-    page.goto(_url(server, lang, "index.md"))
-    links = _search(page, "rotate_half")
-    assert urlsplit(links[0]).path.endswith("/zh/rope/" if lang == "zh" else "/rope/"), links[:3]
-    page.fill("input.md-search__input", "")
-    links = _search(page, "position_ids")
-    marks = page.eval_on_selector_all(
-        ".md-search-result__item",
-        "els => els.map(e => [...e.querySelectorAll('mark')].map(m => m.textContent.toLowerCase()))",
-    )
-    assert marks and all(any(m.startswith("position_ids") for m in ms) for ms in marks), marks

@@ -1,5 +1,5 @@
 """Figures are drawn once per build (issue 9, build time): matplotlib draws a figure for the English
-page, and its Chinese twin is that SVG with the words translated (posenc.plots, hooks/figures.py).
+page, and its Chinese twin is that SVG with the words translated (hooks/site_figures.py, hooks/figures.py).
 So the two show the same data and layout, and the Chinese one is Chinese throughout."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import html
 import re
 
 import pytest
+import site_figures as plots
+from site_figures_zh import translate
 
 from ci_rule import require
-from posenc import plots
-from posenc._figure_zh import translate
 from sitecheck import pages
 
 TEXT = re.compile(r"<text\b[^>]*>(.*?)</text>", re.S)
@@ -23,6 +23,7 @@ def _shape(svg: str) -> str:
     svg = TEXT.sub("<text/>", svg)
     svg = re.sub(r'\s(?:role|aria-label)="[^"]*"', "", svg)
     svg = re.sub(r"\bfig\d+-", "fig-", svg)  # the per-page id prefix
+    svg = re.sub(r'href="(?:\.\./)+assets/figures/', 'href="assets/figures/', svg)  # page depth
     return re.sub(r"\s+", " ", svg)
 
 
@@ -216,3 +217,24 @@ def test_a_changed_page_or_package_draws_the_figure_anew(build, tmp_path, monkey
     monkeypatch.setattr(plots, "_store", [store])
     (_, saves) = build(_block)
     assert len(saves) == 3  # the package (or a library) changed: drawn again
+
+
+def test_figure_images_are_files_of_the_site(built_site):
+    """Heat maps and other raster parts of figures are files (assets/figures/), not base64 in
+    the page: every page's references resolve to a written file, both languages share it, and
+    only small images (under 2 KiB: colour bars) stay inline."""
+    assert built_site.returncode == 0, built_site.log[-3000:]
+    used: dict[str, set[str]] = {}
+    for page in built_site.path.rglob("index.html"):
+        text = page.read_text(encoding="utf-8")
+        for data in re.findall(r'href="data:image/[a-z]+;base64,([^"]+)"', text):
+            assert len(data) * 3 // 4 < 2048, (page, len(data))
+        lang = "zh" if page.relative_to(built_site.path).parts[0] == "zh" else "en"
+        for ref in re.findall(r'href="((?:\.\./)*assets/figures/[^"]+)"', text):
+            target = (page.parent / ref).resolve()
+            assert target.is_file(), (page, ref)
+            used.setdefault(target.name, set()).add(lang)
+    assert used, "no figure image written"
+    images = built_site.path / "assets" / "figures"
+    assert {p.name for p in images.iterdir()} == set(used)  # nothing written that no page uses
+    assert any(langs == {"en", "zh"} for langs in used.values())  # one file for both languages

@@ -233,6 +233,55 @@ def test_t5_bias(cpu, bidirectional):
 # --- the inductor bench merges its section into bench.json ----------------------------------------
 
 
+# --- AxialPositionEmbedding, and number arguments that change between calls (issue 21) -----------
+
+
+def test_axial_module_compiles_with_an_int_count_and_exports(cpu):
+    """An int count gave 'Unsupported ndarray attribute access' under fullgraph (a NumPy arange
+    traced); the count now becomes a tensor arange on the weights' device."""
+    from posenc.torch import AxialPositionEmbedding
+
+    torch.manual_seed(0)
+    module = AxialPositionEmbedding((4, 8), (3, 5))
+    compiled = _compile(module)
+    for n in (10, 32):
+        _close(compiled(n), module(n))
+    _close(module(10), module(torch.arange(10)))
+    positions = torch.tensor([[0, 9], [31, 8]])
+    exported = torch.export.export(module, (positions,)).module()
+    _close(exported(torch.tensor([[3, 4], [30, 1]])), module(torch.tensor([[3, 4], [30, 1]])))
+
+
+NUMBER_ARGUMENTS = {  # one of each path: check_scalar, a scaling dict, another constant ladder
+    "apply_rope-base": (lambda x, v: posenc.apply_rope(x, 4, base=v), (1e4, 5e5)),
+    "apply_rope-factor": (
+        lambda x, v: posenc.apply_rope(x, 4, scaling={"rope_type": "linear", "factor": v}),
+        (2.0, 4.0),
+    ),
+    "sinusoidal-base": (
+        lambda x, v: posenc.sinusoidal(torch.arange(4), 8, base=v, dtype=torch.float64),
+        (1e4, 5e5),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NUMBER_ARGUMENTS))
+def test_a_changed_number_argument_recompiles_without_a_graph_break(cpu, case):
+    """A compiled function taking base or a scaling factor as an argument failed under fullgraph
+    once the value changed: dynamo retraces a changed number as symbolic, which math.isfinite (in
+    check_scalar) and the traced-constant frequency ladder cannot take. Now each value is made
+    static: one frame per distinct value, the same results as eager."""
+    from torch._dynamo.testing import CompileCounter
+
+    fn, values = NUMBER_ARGUMENTS[case]
+    counter = CompileCounter()
+    compiled = torch.compile(fn, fullgraph=True, backend=counter)
+    x = _randn(1, 4, 8, dtype=torch.float64)
+    for v in (*values, values[0]):
+        _close(compiled(x, v), fn(x, v), atol=1e-12)
+    assert counter.frame_count == len(values), counter.frame_count
+
+
 def test_compile_bench_merges_its_section_and_keeps_the_others(tmp_path):
     import json
     import sys

@@ -192,6 +192,18 @@ def test_p2c_refuses_unequal_lengths():
         posenc.deberta_disentangled_bias(q, k, rel, pos_query=np.zeros((4, 4)))
 
 
+def test_meta_relative_position_with_a_cpu_query_is_refused_by_name():
+    """Issue 21: NotImplementedError 'Cannot copy out of meta tensor' before; a meta query with
+    CPU relative positions still gives a meta result (shapes only)."""
+    q, pk = torch.randn(1, 4, 8), torch.randn(8, 8)
+    rel = torch.as_tensor(posenc.deberta_relative_positions(4, 4))
+    with pytest.raises(ValueError, match="^relative_position is on the meta device"):
+        posenc.deberta_disentangled_bias(q, q, rel.to("meta"), pos_key=pk)
+    qm, pkm = q.to("meta"), pk.to("meta")
+    out = posenc.deberta_disentangled_bias(qm, qm, rel, pos_key=pkm)
+    assert out.device.type == "meta" and out.shape == (1, 4, 4)
+
+
 def test_compiles():
     def f(q, k, pk, pq):
         rel = posenc.deberta_relative_positions(5, 5, bucket_size=4, max_position=8, like=q)

@@ -9,8 +9,11 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import posenc
+from ci_rule import require
 
 RNG = np.random.default_rng(0)
 D = np.array([0, 1, 2, 3, 7, 50, 511, 4096, -3])  # distances i - j (a negative one too)
@@ -131,6 +134,156 @@ def test_fire_matches_oracle_and_torch(c, big_l):
     np.testing.assert_allclose(t.numpy(), want, rtol=1e-13, atol=1e-15)
     past_l = qpos >= big_l
     assert np.all(got[past_l, 0] == 1.0)  # the first key is at relative position 1 once i >= L
+
+
+# Issue 21, item 7: parameters where an intermediate product leaves float64 while the answer
+# does not. The reference is the formula in 200-bit arithmetic (mpmath, a dependency of torch's
+# sympy); main returned -inf for the first Kerple row and nan/0 for the FIRE ones.
+KERPLE_EXTREME = [
+    # (distance, r1, r2, kernel): r2 * |d| overflows, the log of it does not
+    (1e308, 1.0, 1e10, "log"),
+    (1.7e308, 2.5, 1.7e308, "log"),
+    (3.0, 1e-300, 1e308, "log"),
+    # |d| ** r2 overflows, r1 * |d| ** r2 does not
+    (1e200, 1e-300, 2.0, "power"),
+    (1.7e308, 1e-308, 1.5, "power"),
+    # r2 * |d| or |d| ** r2 falls below float64's normal range (a subnormal keeps few bits, or
+    # 0), r1 times it does not
+    (1e-20, 1e308, 1e-300, "log"),
+    (1e-3, 1e300, 1e-320, "log"),
+    (1e-200, 1e300, 2.0, "power"),
+]
+FIRE_EXTREME = [
+    # (i, j, c, L): c * x overflows (i = 3: nan on main, i = 1: 0), or i - j does
+    (3.0, 0.0, 1e308, 2.0),
+    (1.0, 0.0, 1e308, 2.0),
+    (1e15, 7.0, 1e300, 1e6),
+    (1.7e308, -1.7e308, 1.0, 2.0),
+    # c * max(L, i) vanishes: the ratio is x / max(L, i) (0 / 0 on main where it underflowed)
+    (3.0, 1.0, 5e-324, 2.0),
+    (0.0, 0.0, 5e-324, 1e-3),
+    (7.3, 0.5, 1e-320, 0.1),
+]
+
+
+def _mp_kerple(d, r1, r2, kernel):
+    mp = require("mpmath")
+    mp.mp.prec = 200
+    x, a, b = mp.mpf(abs(d)), mp.mpf(r1), mp.mpf(r2)
+    return float(-a * (mp.log1p(b * x) if kernel == "log" else x**b))
+
+
+def _mp_fire(i, j, c, big_l):
+    mp = require("mpmath")
+    mp.mp.prec = 200
+    i_, j_, c_ = mp.mpf(i), mp.mpf(j), mp.mpf(c)
+    return float(mp.log1p(c_ * max(i_ - j_, 0)) / mp.log1p(c_ * max(i_, mp.mpf(big_l))))
+
+
+@pytest.mark.parametrize("d,r1,r2,kernel", KERPLE_EXTREME)
+def test_kerple_extreme_parameters_are_right(d, r1, r2, kernel):
+    want = _mp_kerple(d, r1, r2, kernel)
+    assert math.isfinite(want)
+    got = posenc.kerple_bias(np.array([d]), r1=r1, r2=r2, kernel=kernel)[0]
+    t = posenc.kerple_bias(
+        torch.tensor([d], dtype=torch.float64), r1=r1, r2=r2, kernel=kernel, dtype=torch.float64
+    )
+    for value in (float(got), float(t[0])):
+        assert math.isclose(value, want, rel_tol=4 * 2**-52), (value, want)
+
+
+def test_kerple_beyond_float64_is_minus_inf():
+    """A bias below -1.8e308 rounds to -inf, as float64 rounds every overflow (its softmax weight,
+    exp(bias), is 0 either way); that is the correctly rounded answer, not an intermediate one."""
+    got = posenc.kerple_bias(np.array([0.0, 1e308]), r1=10.0, r2=2.0, kernel="power")
+    assert got[0] == 0 and got[1] == -math.inf
+
+
+@pytest.mark.parametrize("i,j,c,big_l", FIRE_EXTREME)
+def test_fire_extreme_parameters_are_right(i, j, c, big_l):
+    want = _mp_fire(i, j, c, big_l)
+    got = posenc.fire_relative(np.array([i]), np.array([j]), c=c, threshold=big_l)[0, 0]
+    t = posenc.fire_relative(
+        torch.tensor([i], dtype=torch.float64), [j], c=c, threshold=big_l, dtype=torch.float64
+    )
+    for value in (float(got), float(t[0, 0])):
+        assert abs(value - want) <= 4 * 2**-52 * max(1.0, abs(want)), (value, want)
+
+
+def _log_uniform(lo, hi):
+    return st.floats(math.log10(lo), math.log10(hi)).map(lambda e: 10.0**e)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    r1=_log_uniform(1e-300, 1e300),
+    r2=_log_uniform(1e-300, 1e300),
+    d=st.one_of(st.just(0.0), _log_uniform(1e-300, 1e300)),
+    kernel=st.sampled_from(["log", "power"]),
+)
+def test_kerple_is_right_across_float64(r1, r2, d, kernel):
+    """Within 4 units of float64 (relative, or absolute below its normal range) of the 200-bit
+    formula wherever the answer is finite; -inf exactly where it is below float64's range."""
+    r2 = min(r2, 2.0) if kernel == "power" else r2
+    want = _mp_kerple(d, r1, r2, kernel)
+    got = float(posenc.kerple_bias(np.array([d]), r1=r1, r2=r2, kernel=kernel)[0])
+    if math.isinf(want):
+        assert got == want
+    else:
+        assert abs(got - want) <= 4 * 2**-52 * max(abs(want), 2**-1022 * 2**52), (got, want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    c=_log_uniform(1e-320, 1e308),
+    big_l=_log_uniform(1e-300, 1e300),
+    i=st.one_of(st.just(0.0), _log_uniform(1e-10, 1e300)),
+    frac=st.floats(0.0, 1.0),
+)
+def test_fire_is_right_across_float64(c, big_l, i, frac):
+    """Keys at or before the query (j = frac * i): within 4 units of float64 of the 200-bit ratio."""
+    j = frac * i
+    want = _mp_fire(i, j, c, big_l)
+    got = float(posenc.fire_relative(np.array([i]), np.array([j]), c=c, threshold=big_l)[0, 0])
+    assert abs(got - want) <= 4 * 2**-52 * max(1.0, abs(want)), (got, want)
+
+
+def _with(t, value):
+    t = t.clone()
+    t.view(-1)[1] = value
+    return t
+
+
+@pytest.mark.parametrize("name", ["q", "k", "pos_emb"])
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_cope_refuses_non_finite_inputs_by_name(name, value, library):
+    """Issue 21: a NaN or inf torch q gave an out-of-bounds index error (NumPy: 'q must be
+    finite'); both libraries now say so for each argument."""
+    g = torch.Generator().manual_seed(0)
+    args = {"q": torch.randn(2, 3, 4, generator=g), "k": torch.randn(2, 3, 4, generator=g)}
+    args["pos_emb"] = torch.randn(5, 4, generator=g)
+    args[name] = _with(args[name], value)
+    if library == "numpy":
+        args = {n: t.numpy() for n, t in args.items()}
+    with pytest.raises(ValueError, match=rf"^{name} must be finite"):
+        posenc.cope_bias(**args)
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_cope_refuses_products_that_overflow_into_nan(library):
+    """Finite inputs whose dot product is inf - inf: refused by name, not an index error or nan."""
+    conv = (lambda t: t.numpy()) if library == "numpy" else (lambda t: t)
+    big = torch.tensor([[1e300, 1e300]], dtype=torch.float64)
+    k = torch.tensor([[1e300, -1e300]], dtype=torch.float64)
+    e = torch.tensor([[1e300, 1e300], [1e300, -1e300]], dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"q \. k overflows"):
+        posenc.cope_bias(conv(big), conv(k), conv(torch.zeros(2, 2, dtype=torch.float64)))
+    with pytest.raises(ValueError, match=r"q \. pos_emb overflows"):
+        posenc.cope_bias(conv(big), conv(torch.zeros(1, 2, dtype=torch.float64)), conv(e))
+    # one product past float64 but no nan: +inf is float64's rounding of it, kept
+    got = posenc.cope_bias(conv(big), conv(torch.zeros(1, 2, dtype=torch.float64)), conv(e[:1]))
+    assert float(got[0, 0]) == math.inf
 
 
 @pytest.fixture(scope="module")

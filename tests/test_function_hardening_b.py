@@ -17,7 +17,7 @@ import torch
 import posenc
 import posenc.rope
 import posenc.rope_scaling
-from posenc import compat
+from posenc import _rope_torch, compat
 
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
 
@@ -563,15 +563,16 @@ def _odd_offset(shape, dtype):  # contiguous, but at an odd storage offset: no c
 
 
 CHUNK_CASES = [
-    # (shape, dtype, pairing, layout, rotary_dim, chunks >= )
-    ((1, 32, 4096, 128), torch.float32, "half", "contiguous", None, 32),
-    ((2, 8, 1024, 128), torch.float32, "interleaved", "odd offset", None, 8),
-    ((16, 4, 256, 128), torch.float16, "half", "contiguous", None, 8),
-    ((16, 4, 256, 128), torch.float16, "half", "odd offset", None, 8),
-    ((16, 4, 256, 128), torch.float16, "half", "contiguous", 64, 4),
+    # (shape, dtype, pairing, layout, rotary_dim, slabs >= (0: no slabs)); 1 MiB slabs of float32
+    ((1, 32, 4096, 128), torch.float32, "half", "contiguous", None, 0),
+    ((2, 8, 1024, 128), torch.float32, "interleaved", "odd offset", None, 0),
+    ((2, 8, 1024, 128), torch.float16, "interleaved", "odd offset", None, 4),
+    ((16, 4, 256, 128), torch.float16, "half", "contiguous", None, 4),
+    ((16, 4, 256, 128), torch.float16, "half", "odd offset", None, 4),
+    ((16, 4, 256, 128), torch.float16, "half", "contiguous", 64, 2),
     ((16, 4, 256, 128), torch.float16, "half", "(batch, seq, heads, dim) transposed", None, 1),
-    ((16, 4, 256, 128), torch.float32, "half", "(batch, seq, heads, dim) transposed", None, 1),
-    ((16, 4, 256, 128), torch.float32, "interleaved", "every other feature", None, 1),
+    ((16, 4, 256, 128), torch.float32, "half", "(batch, seq, heads, dim) transposed", None, 0),
+    ((16, 4, 256, 128), torch.float32, "interleaved", "every other feature", None, 0),
 ]
 
 
@@ -594,12 +595,18 @@ def test_chunked_torch_rope_matches_reference(
     else:
         x = torch.randn(shape, dtype=dtype)
     seen = []
-    slabs = posenc.rope._slabs
-    monkeypatch.setattr(posenc.rope, "_slabs", lambda *a: seen.append(slabs(*a)) or seen[-1])
+    monkeypatch.setattr(_rope_torch, "CHUNK_BYTES", 2**20)  # several slabs at these sizes
+    slabs = _rope_torch.slabs
+    monkeypatch.setattr(_rope_torch, "slabs", lambda *a: seen.append(slabs(*a)) or seen[-1])
     pos = torch.arange(shape[-2]) + 1000  # an offset, as after a KV cache
     got = posenc.apply_rope(x, pos, pairing=pairing, rotary_dim=rotary_dim)
     rot = rotary_dim or shape[-1]
-    assert len(seen) == 1 and len(seen[0][2]) >= min_chunks  # the multiply-add path, in chunks
+    if min_chunks == 0:  # float32: whole-tensor ops (a complex multiply, or two for half)
+        assert seen == []
+    else:  # the slab path, in slabs of at most CHUNK_BYTES of the work dtype (float32)
+        assert len(seen) == 1
+        assert len(seen[0]) >= max(min_chunks, 4 * x[..., :rot].numel() // _rope_torch.CHUNK_BYTES)
+        assert all(xs.numel() * 4 <= _rope_torch.CHUNK_BYTES for xs, _, _ in seen[0])
     want = _rope_reference(x, pos, pairing, rot)
     # float16: its own rounding (half a unit, 2**-11 relative, of values up to sqrt(2) max|x|)
     bound = 1e-6 if dtype == torch.float32 else 1.5 * 2.0**-11

@@ -465,13 +465,35 @@ def test_explain_refuses_an_unknown_language(schemes):
         schemes["llama31"].explain("fr")
 
 
-def test_explain_of_a_model_type_not_in_the_registry():
-    cfg = {**llama31(), "model_type": "my_llama_fork"}
-    s = hf.describe(cfg)
-    assert not s.known and s.convention == "llama"
-    assert s.layer(0).rope_type == "llama3" and s.layer(0).base == 500000.0
-    assert "Not in the registry" in s.explain("en") and "注册表中没有" in s.explain("zh")
-    assert "Not in the registry" not in hf.describe(llama31()).explain("en")
+@pytest.mark.parametrize(
+    "config,why",
+    [
+        ({**llama31(), "model_type": "my_llama_fork"}, "has no model type 'my_llama_fork'"),
+        ({**llama31(), "model_type": "chatglm", "auto_map": {"AutoConfig": "x.Config"}},
+         "trust_remote_code"),
+        ({"model_type": "bert", "hidden_size": 768, "num_attention_heads": 12,
+          "num_hidden_layers": 12, "position_embedding_type": "absolute"}, "BertConfig"),
+        ({"model_type": "vit", "hidden_size": 768, "num_attention_heads": 12}, "ViTConfig"),
+        ({"model_type": "clip", "text_config": {"hidden_size": 512}}, "CLIPConfig"),
+        ({"model_type": "jamba", "hidden_size": 4096, "num_attention_heads": 32,
+          "num_hidden_layers": 32, "attn_layer_period": 8}, "JambaConfig"),
+    ],
+    ids=["fork", "hub-code", "bert", "vit", "clip", "jamba"],
+)  # fmt: skip
+def test_a_model_type_without_a_verified_row_is_unknown_never_rope(config, why):
+    # issue 20: BERT, ViT, CLIP (learned tables) and Jamba (no positions) were described as
+    # "RoPE, rotate_half"; a type posenc.hf has no verified row for is now described as unknown
+    s = hf.describe(config)
+    assert (s.kind, s.convention, s.known, s.layers) == ("unknown", "unknown", False, ())
+    assert why in " ".join(s.notes)
+    assert "posenc.hf.MODELS" in " ".join(s.notes)  # what a description would need
+    for lang in ("en", "zh"):
+        text = s.explain(lang)
+        assert "rotate_half" not in text and "RoPE" not in text.split("\n")[0]
+    with pytest.raises(ValueError, match="unknown"):
+        hf.posenc_call(s)
+    with pytest.raises(ValueError, match="layer"):
+        s.rotate(np.zeros((1, 1, 2, 8)), np.arange(2))
 
 
 # --- rotate equals the posenc call -----------------------------------------------------------
@@ -621,7 +643,6 @@ def test_rotate_accepts_seq_ids_shared_by_the_batch(schemes):
         ({}, ValueError, "model_type"),
         ({"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2}, ValueError, "model_type"),
         ({"model_type": 7}, TypeError, "model_type"),
-        (SimpleNamespace(model_type="llama"), ValueError, "num_hidden_layers"),
         ({**llama31(), "rope_parameters": [500000.0]}, TypeError, "rope_parameters"),
         ({**llama31(), "rope_scaling": "llama3"}, TypeError, "rope_scaling"),
         ({**llama31(), "layer_types": "full_attention"}, TypeError, "layer_types"),
@@ -630,7 +651,6 @@ def test_rotate_accepts_seq_ids_shared_by_the_batch(schemes):
         ({**llama31(), "num_hidden_layers": 32.0}, TypeError, "num_hidden_layers"),
         ({**llama31(), "head_dim": 0}, ValueError, "head_dim"),
         ({**llama31(), "rope_scaling": {"rope_type": "bogus"}}, ValueError, "rope_type"),
-        ({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"]}, ValueError, "text_config"),
         ({"model_type": "gemma3", "text_config": 5}, TypeError, "text_config"),
         ({**qwen2_vl_5x()["text_config"], "model_type": "qwen2_vl_text", "rope_parameters": {"rope_theta": 1e6, "mrope_section": [16, 24, 30]}}, ValueError, "mrope_section"),
         ({**llama4()["text_config"], "no_rope_layers": [1, 0]}, ValueError, "no_rope_layers"),
@@ -674,6 +694,19 @@ def test_describe_refuses_hostile_keys(call, exc, name):
     with pytest.raises(exc) as info:
         call()
     assert name in str(info.value), str(info.value)
+
+
+def test_what_a_config_leaves_out_takes_its_class_defaults():
+    # as transformers builds it: LlamaConfig's 32 layers of 4096 / 32 heads; a Gemma 3 without
+    # text_config gets a default Gemma3TextConfig (26 layers, head_dim 256, bases 1e6 / 1e4)
+    llama = hf.describe(SimpleNamespace(model_type="llama"))
+    assert (llama.num_layers, llama.layer(0).head_dim, llama.layer(0).base) == (32, 128, 1e4)
+    assert "LlamaConfig" in llama.sources["layers"]
+    gemma = hf.describe(
+        {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"]}
+    )
+    assert (gemma.num_layers, gemma.layer(0).head_dim) == (26, 256)
+    assert (gemma.layer(5).base, gemma.layer(0).base) == (1e6, 1e4)
 
 
 def test_text_config_without_model_type_is_read_as_the_text_model():
@@ -757,3 +790,159 @@ def test_importing_posenc_hf_imports_neither_torch_nor_transformers():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# --- read as transformers reads it (issues 20 and 21) -----------------------------------------
+
+
+def _hf_inv_freq(cfg_dict, seq_len=None):
+    """transformers' own frequencies and attention factor for a config dict (its config class,
+    its rope init function)."""
+    pytest.importorskip("transformers")
+    import hf_corpus
+
+    obj = hf_corpus.hf_config(cfg_dict)
+    rc, *_ = hf_corpus._rotary_reference(obj)
+    rot = rc(config=obj.get_text_config())
+    return rot.inv_freq.double().numpy(), float(rot.attention_scaling)
+
+
+PHI3_TINY = {"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4,
+             "num_hidden_layers": 2, "max_position_embeddings": 64,
+             "original_max_position_embeddings": 8,
+             "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 8,
+                              "long_factor": [2.0] * 8, "original_max_position_embeddings": 16}}  # fmt: skip
+
+
+def test_top_level_original_length_beats_the_nested_one():
+    # issue 21, item 2: transformers' standardize_rope_params gives the top-level key priority
+    # (factor 64 / 8, attention sqrt(1 + ln 8 / ln 8) = sqrt 2); describe used the nested 16
+    s = hf.describe(PHI3_TINY)
+    layer = s.layer(0)
+    assert layer.scaling["original_max_position_embeddings"] == 8
+    assert layer.attention_factor == pytest.approx(math.sqrt(2), rel=1e-15)
+    inv, factor = _hf_inv_freq(PHI3_TINY)
+    assert factor == pytest.approx(layer.attention_factor, rel=1e-12)
+    # posenc.layer_rope_parameters reads it the same way (one reading)
+    lr = posenc.layer_rope_parameters(PHI3_TINY, 0)
+    assert lr.scaling["original_max_position_embeddings"] == 8
+
+
+def test_a_nested_entry_keeps_its_own_original_length():
+    # nested rope_parameters: transformers fills original_max_position_embeddings per entry
+    # with setdefault (the top-level key does not override it)
+    cfg = {"model_type": "gemma3_text", "num_hidden_layers": 6, "head_dim": 16,
+           "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 64,
+           "original_max_position_embeddings": 8, "sliding_window": 16,
+           "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
+           "rope_parameters": {
+               "full_attention": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 1e6,
+                                  "original_max_position_embeddings": 16},
+               "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}}  # fmt: skip
+    assert hf.describe(cfg).layer(5).scaling["original_max_position_embeddings"] == 16
+
+
+@pytest.mark.parametrize(
+    "cfg,rotary_dim",
+    [
+        # Llama's default RoPE spans the whole head: partial_rotary_factor is not read
+        ({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+          "num_hidden_layers": 2, "partial_rotary_factor": 0.5}, 16),
+        # GPT-NeoX reads rotary_pct (default 0.25), not partial_rotary_factor
+        ({"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
+          "num_hidden_layers": 2, "partial_rotary_factor": 0.5}, 4),
+        ({"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
+          "num_hidden_layers": 2, "rotary_pct": 0.5}, 8),
+        # Cohere2 does not read rotary_pct (its config.json has one)
+        ({"model_type": "cohere2", "hidden_size": 64, "num_attention_heads": 4,
+          "num_hidden_layers": 4, "rotary_pct": 0.5, "sliding_window": 8}, 16),
+        # Phi reads partial_rotary_factor
+        ({"model_type": "phi", "hidden_size": 64, "num_attention_heads": 4,
+          "num_hidden_layers": 2, "partial_rotary_factor": 0.5}, 8),
+    ],
+    ids=["llama", "neox-partial-key", "neox-rotary_pct", "cohere2-rotary_pct", "phi"],
+)  # fmt: skip
+def test_the_rotated_width_is_the_model_codes(cfg, rotary_dim):
+    # issue 21, item 3 (and issue 20): partial_rotary_factor applied where the model ignores it
+    s = hf.describe(cfg)
+    assert s.layer(0).rotary_dim == rotary_dim
+    inv, _ = _hf_inv_freq(cfg)
+    assert len(inv) == rotary_dim // 2
+
+
+def test_gpt_neox_reads_rotary_emb_base():
+    cfg = {"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
+           "num_hidden_layers": 2, "rotary_emb_base": 25000, "rope_theta": 10000.0}  # fmt: skip
+    s = hf.describe(cfg)
+    assert s.layer(0).base == 25000.0 and s.sources["base"] == "config['rotary_emb_base']"
+    inv, _ = _hf_inv_freq(cfg)
+    np.testing.assert_allclose(s.layer(0).inv_freq()[0], inv, rtol=1e-6)
+
+
+def test_a_scaled_partial_factor_on_a_model_that_rotates_the_whole_head_is_refused():
+    # transformers' yarn frequencies span half the head, Llama's apply rotates all of it: the
+    # model fails on this config; posenc refuses it by name rather than describe either half
+    cfg = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+           "num_hidden_layers": 2, "partial_rotary_factor": 0.5,
+           "rope_scaling": {"rope_type": "linear", "factor": 2.0}}  # fmt: skip
+    with pytest.raises(ValueError, match=r"partial_rotary_factor.*whole head"):
+        hf.describe(cfg)
+
+
+@pytest.mark.parametrize(
+    "cfg,key",
+    [
+        ({"model_type": "falcon", "alibi": "false"}, "alibi"),
+        ({**deepseek_v3(), "rope_interleave": "false"}, "rope_interleave"),
+        ({**deepseek_v3(), "rope_interleave": 0}, "rope_interleave"),
+        ({"model_type": "roformer", "rotary_value": "true"}, "rotary_value"),
+    ],
+    ids=["alibi-str", "interleave-str", "interleave-int", "rotary_value-str"],
+)
+def test_boolean_keys_must_be_booleans(cfg, key):
+    # issue 21: read by truthiness, "false" meant true; transformers' strict classes refuse it
+    with pytest.raises(TypeError, match=rf"\['{key}'\] must be true or false"):
+        hf.describe(cfg)
+
+
+def test_deepseek_v3_without_rope_interleave_takes_the_class_default():
+    # issue 20: DeepseekV3Config defaults rope_interleave to True; the dict used to read False
+    cfg = {k: v for k, v in deepseek_v3().items() if k != "rope_interleave"}
+    s = hf.describe(cfg)
+    assert s.layer(0).pairing == "deinterleave"
+    assert "DeepseekV3Config" in s.sources["pairing"]
+    assert hf.describe({**cfg, "rope_interleave": False}).layer(0).pairing == "half"
+
+
+def test_aliased_keys_read_as_their_standard_names():
+    # issue 20: GPT-J's n_layer / n_embd / n_head / n_positions (attribute_map)
+    s = hf.describe({"model_type": "gptj", "n_layer": 3, "n_embd": 64, "n_head": 4,
+                     "n_positions": 128, "rotary_dim": 8})  # fmt: skip
+    assert (s.num_layers, s.layer(0).head_dim, s.layer(0).rotary_dim) == (3, 16, 8)
+    assert s.max_position_embeddings == 128
+    assert s.sources["layers"] == "config['n_layer']"
+
+
+def test_every_value_says_where_it_came_from():
+    # a key of the file, the config class's default, or the model's code
+    s = hf.describe({"model_type": "llava", "text_config": {"model_type": "llama",
+                     "max_position_embeddings": 4096}})  # fmt: skip
+    assert "LlamaConfig's default" in s.sources["layers"]
+    assert "LlamaConfig's default" in s.sources["base"]
+    assert s.num_layers == 32 and s.layer(0).head_dim == 128
+
+
+def test_explain_says_when_the_installed_transformers_is_not_the_verified_one(monkeypatch):
+    # issue 20, goal 5: the record says 5.x; a newer transformers may have moved the code
+    import posenc.hf.explain as explain_module
+
+    s = hf.describe(llama31())
+    version = hf.registry.verified_on("llama")
+    assert version == hf.TRANSFORMERS_VERSION
+    monkeypatch.setattr(explain_module, "installed_transformers", lambda: version)
+    assert "is installed" not in s.explain("en")
+    monkeypatch.setattr(explain_module, "installed_transformers", lambda: "99.0.0")
+    assert f"Verified against transformers {version}; transformers 99.0.0 is installed" in (
+        s.explain("en")
+    )
+    assert "transformers 99.0.0" in s.explain("zh") and "atlas-check" in s.explain("zh")

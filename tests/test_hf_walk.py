@@ -158,7 +158,9 @@ def test_describe_reads_two_levels_down_and_refuses_three():
             "thinker_config": {"model_type": "qwen2_5_omni_thinker", "text_config": text}}  # fmt: skip
     s = posenc.hf.describe(omni)
     assert (s.kind, s.layer(0).mrope_section, s.layer(0).base) == ("mrope", (4, 2, 2), 1e6)
-    deeper = {"model_type": "nemo_speechlm", "audio_config": omni}
+    # LLaVA's text_config may be any model type (AutoConfig), LLaVA included
+    deeper = {"model_type": "llava", "text_config": {"model_type": "llava", "text_config":
+              {"model_type": "llava", "text_config": text}}}  # fmt: skip
     with pytest.raises(ValueError, match="three levels down"):
         posenc.hf.describe(deeper)
 

@@ -651,6 +651,21 @@ SPECS: list[Spec] = [
                     "+wrong-seq": Case(
                         "positions", "wrong-seq", np.arange(5), bad_value("positions")
                     ),
+                    # one position for every token on the torch half-pairing path (issue 21)
+                    "+scalar-half": Case(
+                        "positions",
+                        "np-int64-scalar-half",
+                        np.int64(3),
+                        Same(np.int64(3)),
+                        with_={"pairing": "half"},
+                    ),
+                    "+0d-half": lazy(
+                        "positions",
+                        "torch-0d-half",
+                        lambda: torch.tensor(3),
+                        Same(np.int64(3)),
+                        pairing="half",
+                    ),
                 },
             ),
             *real_cases("base", 10000.0, invalid=(0, 1, -5)),
@@ -680,6 +695,7 @@ SPECS: list[Spec] = [
             "causal": True,
             "offset": 1,
             "max_bias": 8.0,
+            "rounding": None,
             "like": None,
             "dtype": None,
         },
@@ -691,6 +707,11 @@ SPECS: list[Spec] = [
             *offset_cases("offset", 1),
             Case("offset", "None", None, Same(1)),
             *real_cases("max_bias", 8.0, invalid=(0, -1)),
+            Case(
+                "rounding", "bfloat16", "bfloat16", Works(lambda r: r.shape == (2, 3, 4), "shape")
+            ),
+            Case("rounding", "float16", "float16", bad_value("rounding")),
+            Case("rounding", "int", 16, bad_type("rounding")),
             *like_cases(),
             *np_dtype_cases(like_hint=True),
         ],
@@ -880,6 +901,8 @@ SPECS: list[Spec] = [
         [
             *size_cases("dim", 8, invalid=(7,)),
             *size_cases("max_len", 16),
+            # issue 21: a table past the machine's memory, refused by name with its size
+            Case("max_len", "past-memory", 2**40, bad_value("max_len")),
             *real_cases("base", 10000.0, invalid=(0, 1, -5)),
             *choice_cases("layout", ("interleaved", "concat")),
             *real_cases("dropout", 0.0, invalid=(1.0, 1.5, -0.1)),
@@ -903,6 +926,7 @@ SPECS: list[Spec] = [
         {"seq_len": 3, "offset": 0, "dtype": None},
         [
             *size_cases("seq_len", 3, zero=Works(is_empty)),
+            Case("seq_len", "past-memory", 2**40, bad_value("seq_len")),
             Case(
                 "dtype",
                 "float64",
@@ -937,6 +961,8 @@ SPECS: list[Spec] = [
             *choice_cases("pairing", ("interleaved", "half")),
             *scaling_cases(),
             *size_cases("max_len", 16),
+            # a cache past any device's memory (32 TiB): refused by name before allocating
+            Case("max_len", "2**40", 2**40, bad_value("max_len")),
             *size_cases("rotary_dim", 4, optional=True, invalid=(3, 10)),
             *size_cases("seq_len", 32, optional=True),
         ],
@@ -1028,6 +1054,7 @@ SPECS: list[Spec] = [
         {"max_len": 16, "dim": 8, "padding_idx": None, "init_std": 0.02},
         [
             *size_cases("max_len", 16),
+            Case("max_len", "past-memory", 2**40, bad_value("max_len")),
             *size_cases("dim", 8),
             *size_cases("padding_idx", 1, optional=True, zero=Works(finite)),
             *real_cases("init_std", 0.02, invalid=(-1,)),

@@ -238,6 +238,8 @@ def test_generic_layer_types_and_nested_parameters():
     cfg = {
         "model_type": "some_new_model",
         "num_hidden_layers": 3,
+        "hidden_size": 64,  # the head width: the rotated share is read from the head
+        "num_attention_heads": 4,
         "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
         "sliding_window": 128,
         "rope_parameters": {
@@ -279,3 +281,127 @@ def test_gemma2_alternates_with_one_base():
     assert [posenc.layer_rope_parameters(raw, i).window for i in range(5)] == [
         16, None, 16, None, 16,
     ]  # fmt: skip
+
+
+def test_smollm3_nope_layers_are_its_models():
+    """SmolLM3 leaves out RoPE where no_rope_layers holds 0 (every 4th layer by default)."""
+    mod = _hf("smollm3.modeling_smollm3")
+    cfg = mod.SmolLM3Config(
+        vocab_size=32,
+        hidden_size=32,
+        intermediate_size=32,
+        num_hidden_layers=8,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    )
+    uses = [mod.SmolLM3Attention(cfg, i).use_rope for i in range(8)]
+    raw = {"model_type": "smollm3", "num_hidden_layers": 8}
+    for source in (raw, cfg):
+        got = [posenc.layer_rope_parameters(source, i).rope for i in range(8)]
+        assert got == [bool(u) for u in uses] == [True, True, True, False] * 2
+    own = {**raw, "no_rope_layers": [1, 0, 1, 1, 1, 1, 0, 1]}
+    assert [posenc.layer_rope_parameters(own, i).rope for i in range(8)] == [
+        True, False, True, True, True, True, False, True,
+    ]  # fmt: skip
+
+
+def test_default_patterns_the_page_names():
+    """layer-patterns.md, 'More patterns': the transformers 5.23 defaults it quotes."""
+    from transformers import Gemma2Config, Gemma4TextConfig, GptOssConfig, Qwen3NextConfig
+
+    require("transformers")
+    g2 = Gemma2Config()
+    assert g2.layer_types[:2] == ["sliding_attention", "full_attention"]
+    assert set(g2.rope_parameters) == {"rope_type", "rope_theta"}  # one base for both kinds
+    oss = GptOssConfig()
+    assert oss.layer_types[:2] == ["sliding_attention", "full_attention"]
+    assert oss.sliding_window == 128
+    assert oss.rope_parameters == {
+        "rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+        "truncate": False, "original_max_position_embeddings": 4096, "rope_theta": 150000.0,
+    }  # fmt: skip
+    layers = [posenc.layer_rope_parameters(oss, i) for i in range(2)]
+    assert layers[0].scaling == layers[1].scaling and layers[0].base == layers[1].base
+    g4 = Gemma4TextConfig()
+    assert g4.layer_types[:6] == ["sliding_attention"] * 5 + ["full_attention"]
+    assert g4.rope_parameters == {
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {
+            "rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1e6,
+        },
+    }  # fmt: skip
+    q3 = Qwen3NextConfig()
+    assert q3.layer_types[:4] == ["linear_attention"] * 3 + ["full_attention"]
+    assert q3.head_dim == 256 and q3.rope_parameters["partial_rotary_factor"] == 0.25
+
+
+def test_dynamic_scaling_reads_max_position_embeddings_as_the_trained_length():
+    # issue 21, item 4: transformers' dynamic NTK reads config.max_position_embeddings, not an
+    # original_max_position_embeddings (inv_freq[1] 0.31623 at seq_len 32, not 0.25127)
+    cfg = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 16,
+           "num_attention_heads": 4, "rope_theta": 10.0, "max_position_embeddings": 32,
+           "rope_scaling": {"rope_type": "dynamic", "factor": 2.0,
+                            "original_max_position_embeddings": 16}}  # fmt: skip
+    lr = posenc.layer_rope_parameters(cfg, 0)
+    assert lr.scaling["original_max_position_embeddings"] == 32
+    inv, _ = posenc.rope_frequencies(4, base=lr.base, scaling=lr.scaling, seq_len=32)
+    assert inv[1] == pytest.approx(10.0**-0.5, rel=1e-12)  # 0.31623: no stretch at 32
+    # the one reading: describe says the same
+    assert posenc.hf.describe(cfg).layer(0).scaling == dict(lr.scaling)
+
+
+def test_layer_rope_parameters_and_describe_read_one_answer():
+    # issue 19, goal 4: posenc.layers reads configs through posenc.hf (top-level original,
+    # the model's own partial factor, class defaults, aliases)
+    import posenc.hf
+
+    cfgs = [
+        {"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+         "max_position_embeddings": 64, "original_max_position_embeddings": 8,
+         "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [2.0] * 8,
+                          "original_max_position_embeddings": 16}},
+        {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+         "num_hidden_layers": 2, "partial_rotary_factor": 0.5},
+        {"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
+         "num_hidden_layers": 2, "rotary_emb_base": 25000},
+        {"model_type": "gemma3", "text_config": {"num_hidden_layers": 6}},
+    ]  # fmt: skip
+    for cfg in cfgs:
+        s = posenc.hf.describe(cfg)
+        for i in range(s.num_layers):
+            lr, layer = posenc.layer_rope_parameters(cfg, i), s.layer(i)
+            assert lr.base == layer.base, (cfg["model_type"], i)
+            assert (dict(lr.scaling) if lr.scaling else None) == (
+                dict(layer.scaling) if layer.scaling else None
+            )
+            assert int(layer.head_dim * lr.partial_rotary_factor) == layer.rotary_dim
+
+
+@pytest.mark.parametrize(
+    "cfg,layer,words",
+    [
+        ({"model_type": "bloom", "n_head": 16, "hidden_size": 1024, "n_layer": 2}, 0,
+         ["'bloom'", "'alibi'", "not RoPE"]),
+        ({"model_type": "t5"}, 0, ["'t5'", "not RoPE"]),
+        ({"model_type": "deepseek_v3", "num_hidden_layers": 2}, 0, ["last features", "MLA"]),
+        ({"model_type": "qwen3_next", "num_hidden_layers": 4}, 0,
+         ["linear_attention", "no positions"]),
+    ],
+)  # fmt: skip
+def test_layers_a_layer_rope_cannot_say_are_refused_by_name(cfg, layer, words):
+    # issue 20: the reading describe makes, not a generic RoPE for every config
+    with pytest.raises(ValueError) as info:
+        posenc.layer_rope_parameters(cfg, layer)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_gpt_j_rotates_its_rotary_dim_share():
+    # GPTJConfig's rotary_dim (64 of n_embd 4096 / n_head 16 = 256): 0.25 of the head, as
+    # describe reads it (the file spells the attribute_map names)
+    import posenc.hf
+
+    cfg = {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "n_layer": 28, "rotary_dim": 64}
+    lr = posenc.layer_rope_parameters(cfg, 0)
+    assert (lr.partial_rotary_factor, lr.pairing) == (0.25, "interleaved")
+    assert posenc.hf.describe(cfg).layer(0).rotary_dim == round(256 * lr.partial_rotary_factor)

@@ -1,5 +1,5 @@
 """Lint and format: ``ruff check`` and ``ruff format --check`` (ruff pinned in
-requirements/constraints.txt, rules in pyproject's ``[tool.ruff]``) pass over every Python file
+requirements/dev.txt, rules in pyproject's ``[tool.ruff]``) pass over every Python file
 of the project. Device-independent: runs in the cpu leg only.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PATHS = ["src", "tests", "bench", "hooks", "conftest.py"]
+PATHS = ["src", "tests", "bench", "hooks", "tools", "conftest.py"]
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("POSENC_TEST_DEVICE", "cpu") != "cpu",

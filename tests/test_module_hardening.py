@@ -128,6 +128,74 @@ def test_rope_float_positions_are_fractional_positions():
     )
 
 
+@pytest.mark.parametrize(
+    "build, match",
+    [
+        (
+            lambda: SinusoidalPositionalEncoding(8, max_len=2**40),
+            r"^the table of max_len x dim = 1099511627776 x 8 entries needs 64\.0 TiB",
+        ),
+        (
+            lambda: LearnedPositionalEmbedding(2**40, 8),
+            r"^the table of max_len x dim = 1099511627776 x 8 entries needs 32\.0 TiB",
+        ),
+        (
+            lambda: SinusoidalPositionalEncoding(8, max_len=16).encodings(2**40),
+            r"^the encodings of seq_len x dim = 1099511627776 x 8 entries needs 64\.0 TiB",
+        ),
+    ],
+    ids=["sinusoidal", "learned", "encodings"],
+)
+def test_a_table_past_memory_is_refused_by_name_before_allocating(build, match):
+    """Issue 21: a table past the machine's memory was the allocator's error; refused by name,
+    with the size, before allocating. Under 2**48 entries, so only the memory check stands
+    between these and the allocator. (RotaryEmbedding's cache has its own check, with what
+    computing it costs: tests/test_torch_rope.py.)"""
+    with pytest.raises(ValueError, match=match + r" for its result, more than the .* of memory"):
+        build()
+
+
+def test_the_memory_limit_is_the_devices_and_none_on_meta(monkeypatch):
+    """The limit the refusals above use: the device's memory (monkeypatched to 1 MiB here, so
+    the boundary is deterministic); on the meta device none, as it holds no values."""
+    from posenc import _array
+
+    monkeypatch.setitem(_array._MEMORY, "cpu", 2**20)
+    # the sinusoidal table is computed in float64: 2**14 x 8 entries x 8 bytes is exactly 1 MiB
+    assert SinusoidalPositionalEncoding(8, max_len=2**14).table.shape == (2**14, 8)
+    with pytest.raises(ValueError, match=r"^the table of max_len x dim = 16385 x 8 .* 1\.0 MiB"):
+        SinusoidalPositionalEncoding(8, max_len=2**14 + 1)
+    # the learned table is allocated in the default dtype: float32, 4 bytes an entry
+    assert LearnedPositionalEmbedding(2**15, 8).weight.shape == (2**15, 8)
+    with pytest.raises(ValueError, match=r"^the table of max_len x dim = 32769 x 8"):
+        LearnedPositionalEmbedding(2**15 + 1, 8)
+    with torch.device("meta"):
+        assert LearnedPositionalEmbedding(2**40, 8).weight.shape == (2**40, 8)
+
+
+def test_memory_bytes_reads_the_machine_once_per_device(monkeypatch):
+    """memory_bytes: MemTotal + SwapTotal from /proc/meminfo for the CPU, read once; None where
+    nothing is known (meta, a CUDA device without a runtime)."""
+    from posenc import _array
+
+    monkeypatch.setattr(_array, "_MEMORY", {})
+    meminfo = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            name, _, rest = line.partition(":")
+            meminfo[name] = int(rest.split()[0]) * 1024
+    assert _array.memory_bytes() == meminfo["MemTotal"] + meminfo.get("SwapTotal", 0)
+    assert _array.memory_bytes(torch.device("cpu")) == _array.memory_bytes()
+    assert _array.memory_bytes(torch.device("meta")) is None
+    if not torch.cuda.is_available():
+        assert _array.memory_bytes(torch.device("cuda", 0)) is None
+    monkeypatch.setitem(_array._MEMORY, "cpu", 1000)  # cached: read once
+    assert _array.memory_bytes() == 1000
+    _array.check_memory(1000, what="x")
+    with pytest.raises(ValueError, match=r"^x needs 1001 bytes for its result, more than the 1000"):
+        _array.check_memory(1001, what="x")
+
+
 @values
 @pytest.mark.parametrize("int_dtype", INTS, ids=str)
 def test_learned_embed_takes_every_integer_dtype(int_dtype):

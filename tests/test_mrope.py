@@ -161,6 +161,29 @@ def test_qwen25_seconds_per_grid(hf):
 
 
 @values
+def test_qwen25_time_ids_are_formed_in_float32(hf):
+    """Issue 21, item 5: 25 fps, tokens_per_second 2, second_per_grid_ts = float32(2 / 25) as the
+    processor stores it: 25 * 2 * 0.08 is 3.99999991 in float64 but 4 in float32, and HF gives
+    frame 25 the time id start + 4 (float64 gave start + 3)."""
+    sec = float(np.float32(2 / 25))
+    layouts = [[("text", 1), ("video", (26, 2, 2), sec), ("text", 1)]]
+    want, _ = hf_rope_index(hf, "qwen2_5_vl", layouts, tokens_per_second=2)
+    got = posenc.mrope_position_ids(layouts, tokens_per_second=2, resume="spatial")
+    np.testing.assert_array_equal(got, want)
+    assert got[0, 0, 26] == 1 + 4
+    # random float32 seconds per grid and integer tokens_per_second (the type of HF's config)
+    rng = np.random.default_rng(0)
+    for tps, sec in zip(rng.integers(1, 50, size=12), rng.uniform(0.01, 2.0, size=12), strict=True):
+        sec32 = float(np.float32(sec))
+        layouts = [
+            [("text", 1), ("video", (40, 2, 2), sec32), ("text", 1), ("video", (9, 2, 2))],
+        ]
+        want, _ = hf_rope_index(hf, "qwen2_5_vl", layouts, tokens_per_second=int(tps))
+        got = posenc.mrope_position_ids(layouts, tokens_per_second=int(tps), resume="spatial")
+        np.testing.assert_array_equal(got, want)
+
+
+@values
 def test_qwen3_video_frames(hf):
     """Qwen3-VL splits a video into frames of t = 1 with timestamp text between them: the layout
     lists each frame, and the ids equal get_rope_index on the whole video_grid_thw."""

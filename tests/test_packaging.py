@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_import_posenc_never_imports_torch():
     code = (
-        "import sys, posenc, posenc.compat, posenc.plots\n"
+        "import sys, posenc, posenc.compat\n"
         "posenc.sinusoidal(4, 8); posenc.apply_rope(posenc.sinusoidal(3, 8), 3); posenc.alibi_bias(2, 2, 4)\n"
         "print('torch' in sys.modules)"
     )

@@ -4,8 +4,6 @@
   top-level relations and between its ",\\qquad" parts, never inside brackets; inline math
   after relations and operators outside brackets;
 - hooks/tables.py marks wide tables to stack on a phone and labels their cells;
-- hooks/notebooks.py writes the page's prose, code and results into its notebook and script;
-- hooks/atlas.py gives each model type a search entry and the page a filter box;
 - hooks/page_meta.py serves the Chinese 404 for /zh/ paths under ``mkdocs serve``;
 - hooks/lazy_blocks.py sizes a figure by its phone rendition and a stacked table by its cells.
 
@@ -15,7 +13,6 @@ The browser side is in tests/test_browser.py.
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import shutil
 from pathlib import Path
@@ -37,7 +34,6 @@ def _hook(name: str) -> ModuleType:
 
 
 tables = _hook("tables")
-notebooks = _hook("notebooks")
 page_meta = _hook("page_meta")
 lazy_blocks = _hook("lazy_blocks")
 
@@ -159,105 +155,6 @@ def test_api_parameter_tables_stack_at_any_width():
     assert out.startswith("<table data-stack>") and 'data-label="Description"' in out
 
 
-# --- notebooks and scripts ---------------------------------------------------------------------
-
-PAGE = """# Title { #title }
-
-Intro with a [link](rope.md#pairings), a [local one](#check){ .cited } and $x_i$.
-
-!!! note "Careful"
-    Indented note text.
-
-## Check { #check }
-
-```python
->>> import math
->>> x = 2
->>> x + 1
-3
->>> x, x * 2
-(2, 4)
->>> print("hi")
-hi
->>> math.sqrt(-1)
-Traceback (most recent call last):
-ValueError: math domain error
->>> y = x
-```
-
-```python exec="on" html="1"
-print("<svg></svg>")
-```
-
-=== "NumPy"
-
-    Text in a tab.
-
-    ```python
-    z = 1
-    ```
-"""
-
-
-def test_page_cells_carry_prose_code_and_results():
-    cells = notebooks.page_cells(PAGE, "en", "https://s/t/", "https://s/")
-    prose = "\n".join(c["markdown"] for c in cells if "markdown" in c)
-    assert "# Title\n" in prose and "## Check\n" in prose and "{ #" not in prose
-    assert (
-        "[link](https://s/rope/#pairings)" in prose and "[local one](https://s/t/#check)" in prose
-    )
-    assert "> **Careful**\n> Indented note text." in prose
-    assert "**NumPy**\n\nText in a tab." in prose and "see it on the page" in prose
-    code = [c for c in cells if "code" in c]
-    assert [c["output"] for c in code] == [
-        "3\n",
-        "(2, 4)\n",
-        "hi\n",
-        "ValueError: math domain error\n",
-        "",
-        "",
-    ]
-    assert [c["kind"] for c in code[:4]] == ["result", "result", "stream", "stream"]
-    assert code[0]["code"] == "import math\nx = 2\nx + 1"
-    assert code[0]["script"].endswith("print(repr(x + 1))")
-    assert code[1]["script"] == "print(repr((x, x * 2)))"  # one value: the tuple
-    assert code[2]["script"] == 'print("hi")'
-    assert "except ValueError as error:" in code[3]["code"]
-    assert code[-1]["code"] == "z = 1"
-
-
-def test_scripts_print_what_the_page_shows(capsys):
-    cells = notebooks.page_cells(PAGE, "en", "https://s/t/", "https://s/")
-    script = notebooks.script("Title", "https://s/t/", "en", cells)
-    assert "# %% [markdown]\n# ## Check" in script
-    namespace: dict = {}
-    exec(compile(script, "page.py", "exec"), namespace)
-    assert capsys.readouterr().out == "3\n(2, 4)\nhi\nValueError: math domain error\n"
-
-
-def test_notebook_shows_each_result_under_its_cell():
-    cells = notebooks.page_cells(PAGE, "zh", "https://s/zh/t/", "https://s/")
-    nb = notebooks.notebook("标题", "https://s/zh/t/", "zh", cells)
-    json.dumps(nb)
-    assert nb["cells"][0]["source"][0] == "# 标题\n" and "来自网页" in "".join(
-        nb["cells"][0]["source"]
-    )
-    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    assert code[0]["outputs"][0] == {
-        "output_type": "execute_result",
-        "execution_count": 1,
-        "metadata": {},
-        "data": {"text/plain": ["3"]},
-    }
-    assert code[2]["outputs"][0] == {"output_type": "stream", "name": "stdout", "text": ["hi\n"]}
-    assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
-    assert len({c["id"] for c in nb["cells"]}) == len(nb["cells"])
-    assert (
-        notebooks.file_stem("zh/rope.md") == "rope.zh"
-        and notebooks.file_stem("en/rope.md") == "rope"
-    )
-
-
 # --- the Chinese 404 under mkdocs serve ---------------------------------------------------------
 
 
@@ -312,7 +209,7 @@ def test_a_chinese_label_too_wide_for_the_phone_figure_goes_on_two_lines():
     import matplotlib
 
     matplotlib.use("Agg")
-    from posenc import plots
+    import site_figures as plots  # hooks/ (pyproject: pythonpath)
 
     plots._set_page("zh/performance.md")  # as during the build: Chinese fonts
     try:

@@ -162,6 +162,24 @@ def test_wheel_holds_the_package_with_py_typed_and_no_tests_or_docs(release: Rel
     assert f"{dist_info}/licenses/LICENSE" in names
 
 
+def test_wheel_holds_no_site_code(release: Release) -> None:
+    """The wheel's package is src/posenc file for file, and none of it draws or builds the site:
+    the figures (hooks/site_figures.py, until 0.1 posenc.plots) are the site's build code."""
+    source = ROOT / "src" / "posenc"
+    expected = sorted(
+        f"posenc/{p.relative_to(source).as_posix()}"
+        for p in source.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
+    with zipfile.ZipFile(release.wheel) as whl:
+        package = sorted(n for n in whl.namelist() if n.startswith("posenc/"))
+        assert package == expected
+        assert not {"posenc/plots.py", "posenc/_figure_zh.py"} & set(package)
+        site = re.compile(r"\b(matplotlib|mkdocs|properdocs|jieba|site_figures)\b")
+        drawn = [n for n in package if n.endswith(".py") and site.search(whl.read(n).decode())]
+    assert not drawn, drawn
+
+
 def test_wheel_metadata_matches_pyproject(release: Release) -> None:
     with zipfile.ZipFile(release.wheel) as whl:
         meta = Parser().parsestr(whl.read(f"posenc-{VERSION}.dist-info/METADATA").decode())

@@ -124,3 +124,81 @@ def test_non_square_needs_old_grid():
     # rows and columns are not interchangeable: the wrong old_grid gives other values
     other = posenc.resize_position_embeddings(table, (6, 10), old_grid=(5, 3))
     assert not torch.allclose(out, other)
+
+
+def test_big_endian_table_is_read_in_native_order():
+    """Issue 21: a big-endian NumPy table gave torch's byte-order error (table not named); it is
+    resized as its native-order copy and comes back in its own dtype."""
+    table = np.random.default_rng(0).normal(size=(1 + 16, 8))
+    for dtype in (">f4", ">f8"):
+        got = posenc.resize_position_embeddings(table.astype(dtype), (3, 5), old_grid=(4, 4))
+        want = posenc.resize_position_embeddings(
+            table.astype(dtype.replace(">", "=")), (3, 5), old_grid=(4, 4)
+        )
+        assert got.dtype == np.dtype(dtype) and np.array_equal(got, want)
+
+
+def test_a_result_past_memory_is_refused_before_allocating(monkeypatch):
+    """Issue 21: new_grid=(2**20, 2**20) was an allocator error (32 TiB); refused by name with the
+    size. The limit is the device's memory (monkeypatched here to 1 MiB: deterministic)."""
+    from posenc import _array
+
+    t = torch.zeros(1 + 16, 8)
+    with pytest.raises(ValueError, match=r"^new_grid \(1048576, 1048576\) .* needs 32\.0 TiB"):
+        posenc.resize_position_embeddings(t, (2**20, 2**20))
+    monkeypatch.setitem(_array._MEMORY, "cpu", 2**20)
+    assert posenc.resize_position_embeddings(t, (90, 90)).shape == (1 + 8100, 8)  # 259 KiB
+    with pytest.raises(ValueError, match=r"needs 1\.2 MiB for its result, more than the 1\.0 MiB"):
+        posenc.resize_position_embeddings(t, (200, 200))
+    # the meta device holds no values: no limit
+    assert posenc.resize_position_embeddings(t.to("meta"), (2**20, 2**20)).shape == (2**40 + 1, 8)
+
+
+def test_siglip2_is_bilinear_with_antialias(tf):
+    """resize.md: SigLIP2 resamples bilinear, align_corners=False, antialias=True."""
+    from transformers.models.siglip2.modeling_siglip2 import Siglip2VisionEmbeddings
+
+    torch.manual_seed(3)
+    grid = torch.randn(6, 6, 8)  # (height, width, dim) as SigLIP2 holds it
+    for h, w in ((9, 4), (3, 5), (6, 6)):
+        want = Siglip2VisionEmbeddings.resize_positional_embeddings(
+            grid, torch.tensor([[h, w]]), max_length=h * w
+        )[0]
+        got = posenc.resize_position_embeddings(
+            grid.reshape(1, 36, 8), (h, w), num_prefix_tokens=0, mode="bilinear", antialias=True
+        )[0]
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_qwen3_vl_gathers_bilinear_align_corners_every_forward(tf):
+    """resize.md: Qwen3-VL's vision encoder resamples its square table to each image's grid,
+    bilinear with align_corners=True, as gather indices and weights (raster order here)."""
+    from transformers.vision_utils import get_vision_interpolation_indices_and_weights
+
+    torch.manual_seed(4)
+    side, dim = 6, 5
+    table = torch.randn(side * side, dim, dtype=torch.float64)
+    for h, w in ((4, 10), (9, 7)):
+        idx, wts = get_vision_interpolation_indices_and_weights(
+            torch.tensor([[1, h, w]]), side, mode="bilinear", align_corners=True
+        )
+        want = (table[idx] * wts[..., None].double()).sum(1)
+        got = posenc.resize_position_embeddings(
+            table[None], (h, w), num_prefix_tokens=0, mode="bilinear", align_corners=True
+        )[0]
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-6)  # HF's weights are float32
+
+
+def test_dinov2_resizes_in_float32_and_casts_back(tf):
+    """resize.md: DINOv2 upcasts to float32 for the bicubic and casts the result back."""
+    from transformers import Dinov2Config
+    from transformers.models.dinov2.modeling_dinov2 import Dinov2Embeddings
+
+    config = Dinov2Config(image_size=16, patch_size=4, hidden_size=8, num_channels=3)
+    torch.manual_seed(5)
+    emb = Dinov2Embeddings(config).eval().to(torch.bfloat16)
+    table = emb.position_embeddings.detach()  # (1, 1 + 16, 8), bfloat16
+    with torch.no_grad():
+        want = emb.interpolate_pos_encoding(torch.zeros(1, 37, 8, dtype=torch.bfloat16), 24, 24)
+    got = posenc.resize_position_embeddings(table.float(), (6, 6)).to(torch.bfloat16)
+    assert torch.equal(got, want)

@@ -423,6 +423,66 @@ def test_half_precision_within_own_rounding_at_2_17(dtype, pairing, device):
     assert err.max() <= _ulp(np.abs(want).max(), dtype)
 
 
+# --- the torch rotation across layouts and position shapes ----------------------------------
+
+
+def _layout(kind, shape, dtype):
+    """x of ``shape`` (batch, heads, seq, dim) laid out in memory as ``kind`` says."""
+    b, h, s, d = shape
+    g = torch.Generator().manual_seed(3)
+    if kind == "contiguous":
+        return torch.randn(shape, generator=g, dtype=dtype)
+    if kind == "(b, s, h, d) transposed":
+        return torch.randn(b, s, h, d, generator=g, dtype=dtype).transpose(1, 2)
+    if kind == "heads expanded":
+        return torch.randn(b, 1, s, d, generator=g, dtype=dtype).expand(shape)
+    if kind == "features transposed":  # seq stride 1 < dim / 2: no paired views
+        return torch.randn(b, h, d, s, generator=g, dtype=dtype).transpose(-1, -2)
+    if kind == "odd offset":
+        return torch.randn(b * h * s * d + 1, generator=g, dtype=dtype)[1:].view(shape)
+    raise ValueError(kind)
+
+
+LAYOUTS = [
+    "contiguous",
+    "(b, s, h, d) transposed",
+    "heads expanded",
+    "features transposed",
+    "odd offset",
+]
+POSITION_SHAPES = {
+    "(seq,) in steps": lambda b, h, s: np.arange(s) + 7,
+    "(seq,) any": lambda b, h, s: np.array([3, 0, 11, 5, 9, 2, 1][:s]),
+    "per batch (b, seq)": lambda b, h, s: np.arange(b * s).reshape(b, s) * 2,
+    "per head (b, h, seq)": lambda b, h, s: np.arange(b * h * s).reshape(b, h, s) % 5,
+    "one for all (0-d)": lambda b, h, s: np.array(4),
+}
+
+
+@values
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("seq", [1, 7])
+@pytest.mark.parametrize("positions", list(POSITION_SHAPES))
+@pytest.mark.parametrize("kind", LAYOUTS)
+@pytest.mark.parametrize("pairing,rotary_dim", [("half", None), ("interleaved", None), ("half", 6)])
+def test_torch_rotation_any_layout_matches_numpy(kind, positions, seq, dtype, pairing, rotary_dim):
+    """Every path of the torch rotation (one complex multiply, the paired views of the half
+    pairing and their fallbacks, slabs through a float32 scratch) against the NumPy formula."""
+    x = _layout(kind, (2, 3, seq, 10), dtype)
+    pos = POSITION_SHAPES[positions](2, 3, seq)
+    kw = {
+        "pairing": pairing,
+        "rotary_dim": rotary_dim if rotary_dim else (8 if pairing == "interleaved" else None),
+    }
+    if kw["rotary_dim"] is None:
+        x = x[..., :8]  # an even width to rotate whole
+    got = posenc.apply_rope(x, torch.as_tensor(pos), **kw)
+    want = posenc.apply_rope(x.double().numpy(), pos, **kw)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    bound = {torch.float32: 1e-6, torch.bfloat16: 2.0**-8}[dtype]
+    np.testing.assert_allclose(got.double().numpy(), want, atol=bound * 4, rtol=0)
+
+
 # --- rope_permutation ------------------------------------------------------------------------
 
 
@@ -695,7 +755,7 @@ X = np.zeros((2, 3, 8))
                 },
             ),
             ValueError,
-            r"high_freq_factor'\] must be > scaling\['low_freq_factor'\], got high_freq_factor=1",
+            r"high_freq_factor'\] must be >= scaling\['low_freq_factor'\], got high_freq_factor=1",
         ),
         (
             lambda: posenc.rope_frequencies(
@@ -904,6 +964,50 @@ def test_gradient_flows_through_apply_rope(pairing, rotary_dim):
         weights, torch.arange(5) * -1.0, pairing=pairing, rotary_dim=rotary_dim
     )
     torch.testing.assert_close(x.grad, back)
+
+
+def _thp_mode():
+    try:
+        text = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+    except OSError:
+        return None
+    return text.split("[")[1].split("]")[0]
+
+
+@pytest.mark.skipif(_thp_mode() not in ("madvise", "always"), reason="no transparent huge pages")
+def test_a_large_cpu_output_is_advised_for_huge_pages():
+    """The output of a large CPU rotation is advised for transparent huge pages (one fault per
+    2 MiB): /proc/self/smaps marks its mapping eligible (whether the kernel found a free huge
+    page is up to it)."""
+    x = torch.randn(1, 4, 2048, 128)  # 4 MiB
+    out = posenc.apply_rope(x, torch.arange(2048), pairing="half")
+    start = -(-out.data_ptr() // 2**21) * 2**21  # the first whole 2 MiB page of it
+    fields, inside = {}, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and all(c in "0123456789abcdef-" for c in head):
+                if inside:
+                    break
+                lo, hi = (int(v, 16) for v in head.split("-"))
+                inside = lo <= start < hi
+            elif inside:
+                fields[line.split(":")[0]] = line.split()[1]
+    if "THPeligible" not in fields:
+        pytest.skip("kernel without THPeligible in smaps")
+    assert fields["THPeligible"] == "1", fields
+
+
+def test_llama3_with_equal_band_factors_is_llama4_scouts_and_runs():
+    # issue 20: Llama 4 Scout ships low_freq_factor == high_freq_factor == 1; transformers warns
+    # and runs it (no middle band: each pair is divided by factor or kept), posenc refused it
+    scaling = {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+               "high_freq_factor": 1.0, "original_max_position_embeddings": 8192}  # fmt: skip
+    inv, attention = posenc.rope_frequencies(128, base=500000.0, scaling=scaling)
+    plain = 500000.0 ** (-np.arange(0, 128, 2) / 128)
+    long = 2 * np.pi / plain > 8192
+    np.testing.assert_allclose(inv, np.where(long, plain / 16.0, plain), rtol=1e-15)
+    assert attention == 1.0 and 0 < long.sum() < 64
 
 
 @pytest.mark.parametrize("pairing", ["interleaved", "half"])

@@ -4,8 +4,9 @@ Axial: against transformers 5.23's own code -- the patch order captured from a t
 ``PixtralVisionModel`` and ``Qwen2VisionTransformerPretrainedModel`` forward (and
 ``vision_utils.get_vision_position_ids``), the rotation against ``PixtralVisionRotaryEmbedding`` +
 ``apply_rotary_pos_emb`` and ``Qwen2VLVisionRotaryEmbedding`` + ``apply_rotary_pos_emb_vision``.
-Both compute their angles and rotate in float32 whatever the input dtype, so the comparison is
-float32: within ``1e-6 * max|x|``. RoPE-Mixed has no framework code: a loop-by-loop oracle of
+Both form their angles in float32; the comparison is float32: within ``1e-6 * max|x|``. In
+bfloat16 they part: Pixtral rounds cos and sin to the input dtype and rotates there, Qwen2-VL
+rotates in float32 (the page's two paths, held equal to HF's bit for bit). RoPE-Mixed has no framework code: a loop-by-loop oracle of
 the paper's formula (float64, 1e-12) and of its initialisation.
 """
 
@@ -327,3 +328,53 @@ def test_compiles_without_graph_breaks():
         backend="eager",
     )
     torch.testing.assert_close(fn(x, pos), posenc.apply_rope_2d(x, pos, convention="pixtral"))
+
+
+def test_a_grid_past_memory_is_refused_before_allocating(monkeypatch):
+    """Issue 21: rope_2d_positions(2**20, 2**20) (16 TiB, exactly its 2**40 cap) was NumPy's
+    MemoryError; now refused by name, with the size, before allocating."""
+    from posenc import _array
+
+    with pytest.raises(ValueError, match=r"^height x width x frames = .* needs 16\.0 TiB"):
+        posenc.rope_2d_positions(2**20, 2**20)
+    monkeypatch.setitem(_array._MEMORY, "cpu", 2**20)
+    assert posenc.rope_2d_positions(64, 128).shape == (8192, 2)  # 128 KiB
+    with pytest.raises(ValueError, match=r"frames = 512 x 512 x 1 = 262144 positions needs 4\.0"):
+        posenc.rope_2d_positions(512, 512)
+
+
+def _rotate_half_paths(x, pos, convention):
+    """rope-2d.md's two bfloat16 paths: cos/sin rounded to x's dtype and the rotation there
+    (Pixtral), or everything in float32 and one rounding (Qwen2-VL)."""
+    tab = torch.as_tensor(posenc.rope_2d_frequencies(x.shape[-1], convention=convention))
+    angle = torch.as_tensor(pos).float() @ tab.float().T
+    cos, sin = torch.cat([angle.cos()] * 2, -1), torch.cat([angle.sin()] * 2, -1)
+
+    def rotate(v, c, s):
+        a, b = v.chunk(2, dim=-1)
+        return v * c + torch.cat([-b, a], -1) * s
+
+    low = rotate(x, cos.to(x.dtype), sin.to(x.dtype))
+    high = rotate(x.float(), cos, sin).to(x.dtype)
+    return low, high
+
+
+def test_pixtral_rotates_in_the_input_dtype_qwen2_vl_in_float32(pixtral, qwen):
+    """The page's bfloat16 claim, against HF's own code, bit for bit."""
+    mp, model = pixtral
+    mq, qmodel = qwen
+    h, w = 8, 12
+    x = torch.randn(2, h * w, 16).to(torch.bfloat16)  # (heads, seq, dim)
+    pos = posenc.rope_2d_positions(h, w, convention="pixtral")
+    cos, sin = model.patch_positional_embedding(x, torch.as_tensor(pos))
+    assert cos.dtype == torch.bfloat16
+    hf, _ = mp.apply_rotary_pos_emb(x[None], x[None], cos, sin, unsqueeze_dim=0)
+    low, high = _rotate_half_paths(x, pos, "pixtral")
+    assert torch.equal(hf[0], low) and not torch.equal(low, high)
+    qpos = posenc.rope_2d_positions(h, w)
+    xq = x.transpose(0, 1)  # HF's vision layout (seq, heads, dim)
+    qcos, qsin = qmodel.rotary_pos_emb(xq, torch.as_tensor(qpos))
+    assert qcos.dtype == torch.float32
+    hq, _ = mq.apply_rotary_pos_emb_vision(xq, xq, qcos, qsin)
+    _, qhigh = _rotate_half_paths(x, qpos, "qwen2_vl")
+    assert torch.equal(hq, qhigh.transpose(0, 1))

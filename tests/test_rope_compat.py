@@ -19,6 +19,8 @@ import os
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import posenc
 
@@ -188,6 +190,112 @@ def test_frequencies_equal_rope_init_functions(entry, max_pos, head_dim, base):
         )
         np.testing.assert_allclose(inv, hf_inv.double().numpy(), rtol=2e-6, atol=0)
         assert math.isclose(factor, hf_factor, rel_tol=1e-12)
+
+
+def _yarn_hf(dim, base, params):
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    config = _llama_config(
+        dim,
+        base,
+        dict(params),
+        max_position_embeddings=2 * params["original_max_position_embeddings"],
+    )
+    inv, factor = ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")
+    return inv.double().numpy(), factor
+
+
+def test_yarn_clamps_its_correction_range_one_sided_as_transformers():
+    """Issue 21, item 1: a trained length so long that even beta_fast's pair lies past the last
+    one: transformers (and the paper's code) clamp low from below and high from above only, so the
+    bounds cross and every pair is interpolated (0.25x); clamping both to [0, dim - 1] gave the
+    unscaled frequencies."""
+    require("transformers")
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 100000}
+    inv, factor = posenc.rope_frequencies(16, base=10.0, scaling=yarn)
+    hf_inv, hf_factor = _yarn_hf(16, 10.0, yarn)
+    np.testing.assert_allclose(inv, hf_inv, rtol=2e-6, atol=0)
+    np.testing.assert_allclose(inv / posenc.rope_frequencies(16, base=10.0)[0], 0.25, rtol=1e-15)
+    assert math.isclose(factor, hf_factor, rel_tol=1e-12)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    half=st.integers(1, 64),
+    base=st.floats(1.5, 1e7),
+    factor=st.floats(1.0, 64.0),
+    trained=st.integers(1, 10**9),
+    betas=st.tuples(st.floats(0.01, 200.0), st.floats(0.01, 200.0)),
+    truncate=st.booleans(),
+)
+def test_yarn_equals_rope_init_functions_on_random_configs(
+    half, base, factor, trained, betas, truncate
+):
+    """Issue 21, item 1: on main 85 of 500 such examples differed from transformers."""
+    require("transformers")
+    beta_slow, beta_fast = sorted(betas)
+    params = {
+        "rope_type": "yarn",
+        "factor": factor,
+        "original_max_position_embeddings": trained,
+        "beta_fast": beta_fast,
+        "beta_slow": beta_slow,
+        "truncate": truncate,
+    }
+    hf_inv, hf_factor = _yarn_hf(2 * half, base, params)
+    inv, ours_factor = posenc.rope_frequencies(2 * half, base=base, scaling=params)
+    np.testing.assert_allclose(inv, hf_inv, rtol=1e-5, atol=0)
+    assert math.isclose(ours_factor, hf_factor, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "beta_fast,beta_slow,want",
+    [(1e-320, 1e-320, 0.25), (1e308, 1e308, 1.0)],
+    ids=["betas-near-0", "betas-near-max"],
+)
+def test_yarn_extreme_betas_give_the_limit_of_the_ramp(beta_fast, beta_slow, want):
+    """A beta whose pair index overflows float64 (transformers' floor/ceil raise there): the
+    limit of the ramp, every pair interpolated (betas near 0) or none (betas near float64 max)."""
+    yarn = {
+        "rope_type": "yarn",
+        "factor": 4.0,
+        "original_max_position_embeddings": 4096,
+        "beta_fast": beta_fast,
+        "beta_slow": beta_slow,
+    }
+    inv, _ = posenc.rope_frequencies(16, scaling=yarn)
+    np.testing.assert_allclose(inv / posenc.rope_frequencies(16)[0], want, rtol=1e-15)
+
+
+def test_llama_cast_to_bfloat16_rounds_inv_freq():
+    """rope.md: LlamaModel(cfg).to(bfloat16) rounds the inv_freq buffer and the forward uses it
+    (the page's emulation, bit for bit); _from_config(dtype=bfloat16) keeps it float32."""
+    transformers = require("transformers")
+    config = transformers.LlamaConfig(
+        hidden_size=256,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        vocab_size=32,
+        head_dim=128,
+        rope_parameters={"rope_type": "default", "rope_theta": 5e5},
+    )
+    cast = transformers.LlamaModel(config).to(torch.bfloat16)
+    loaded = transformers.LlamaModel._from_config(config, dtype=torch.bfloat16)
+    assert cast.rotary_emb.inv_freq.dtype == torch.bfloat16
+    assert loaded.rotary_emb.inv_freq.dtype == torch.float32
+    inv32 = torch.as_tensor(posenc.rope_frequencies(128, base=5e5)[0]).float()
+    x = torch.zeros(1, 1, 256, dtype=torch.bfloat16)
+    for p, gap in ((1000, 1.50), (8000, 1.88)):
+        pid = torch.tensor([[p]])
+        cos_cast = cast.rotary_emb(x, pid)[0].float()[0, 0, :64]
+        cos_loaded = loaded.rotary_emb(x, pid)[0].float()[0, 0, :64]
+        low = (p * inv32.to(torch.bfloat16).float()).cos().to(torch.bfloat16).float()
+        assert torch.equal(cos_cast, low)
+        exact = (p * inv32).cos()
+        assert round(float((cos_cast - exact).abs().max()), 2) == gap
+        assert float((cos_loaded - exact).abs().max()) < 0.01  # only the bfloat16 rounding
 
 
 def test_default_frequencies_equal_llama_rotary_embedding():

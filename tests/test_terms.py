@@ -163,3 +163,316 @@ def test_cited_marks_follow_one_convention_in_both_languages(page):
         if marks and page != "index.md":
             assert "{ #references }" in text, f"{lang}/{page}: cited marks but no references"
     assert counts["en"] == counts["zh"], f"{page}: {counts}"
+
+
+def test_no_form_is_both_an_alias_and_avoided():
+    """A word is either another name readers type (也称) or a form the pages avoid (不用)."""
+    names = {e["zh"] for e in TERMS} | {a for e in TERMS for a in e.get("aliases", [])}
+    both = sorted({form for form, _ in _avoid_forms()} & names)
+    assert not both, f"both a term or alias and an avoided form in hooks/terms.yml: {both}"
+
+
+# --- the Chinese that code generates: hooks, figures, posenc.hf, the atlas, the built pages ------
+
+HAN_RE = re.compile(HAN)
+
+
+def _generated_strings() -> dict[str, list[str]]:
+    """Every string literal holding Chinese in the project's Python outside tests/ (hooks, the
+    figures' translations, posenc.hf's zh text...), docstrings left out: file -> strings."""
+    import ast
+    import subprocess
+
+    files = subprocess.run(
+        ["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    out: dict[str, list[str]] = {}
+    for name in files:
+        if name.startswith("tests/"):
+            continue
+        tree = ast.parse((ROOT / name).read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        found = [
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and HAN_RE.search(node.value)
+        ]
+        if found:
+            out[name] = found
+    return out
+
+
+def _avoided_in(text: str) -> list[str]:
+    return [f"{form!r} (write {preferred!r})" for form, preferred in _avoid_forms() if form in text]
+
+
+def test_generated_chinese_uses_no_avoided_form():
+    strings = _generated_strings()
+    # the sources are all read, wherever they live (a moved file must not drop out silently):
+    # the figures' translations, the atlas hook, posenc.hf
+    every = [s for ss in strings.values() for s in ss]
+    for needle in ("余弦相似度", "✓ 已验证"):
+        assert any(needle in s for s in every), f"no generated string holds {needle!r}"
+    assert any("posenc/hf/" in name for name in strings), "no Chinese found in posenc.hf"
+    found = [
+        f"{name}: {bad} in {s[:60]!r}"
+        for name, ss in strings.items()
+        for s in ss
+        for bad in _avoided_in(s)
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_explain_in_chinese_uses_no_avoided_form():
+    import posenc.hf
+    from hf_configs import llama31
+
+    configs = [
+        llama31(),
+        {
+            "model_type": "qwen2_vl",
+            "hidden_size": 1536,
+            "num_attention_heads": 12,
+            "num_hidden_layers": 2,
+            "rope_theta": 1e6,
+            "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+        },
+        {
+            "model_type": "gemma3_text",
+            "hidden_size": 640,
+            "num_attention_heads": 4,
+            "head_dim": 256,
+            "num_hidden_layers": 6,
+            "rope_theta": 1e6,
+            "rope_local_base_freq": 1e4,
+            "sliding_window": 512,
+        },
+        {
+            "model_type": "deepseek_v3",
+            "hidden_size": 1024,
+            "num_attention_heads": 8,
+            "num_hidden_layers": 2,
+            "kv_lora_rank": 64,
+            "q_lora_rank": 96,
+            "qk_nope_head_dim": 32,
+            "qk_rope_head_dim": 16,
+            "v_head_dim": 32,
+            "rope_theta": 1e4,
+        },
+    ]
+    texts = [posenc.hf.describe(c).explain("zh") for c in configs]
+    assert all(HAN_RE.search(t) for t in texts)
+    found = [
+        f"{c['model_type']}: {bad}"
+        for c, t in zip(configs, texts, strict=True)
+        for bad in _avoided_in(t)
+    ]
+    assert not found, "\n".join(found)
+
+
+def _atlas_zh() -> str:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "hooks"))
+    import atlas
+
+    return atlas.render((DOCS / "zh" / "atlas.md").read_text(encoding="utf-8"), "zh")
+
+
+ENGLISH_RUN = re.compile(r"(?<![\w'])[A-Za-z][a-z'-]*(?:[ ,;]+[A-Za-z][a-z'-]*){3,}")
+
+
+def _zh_prose_of_markdown(text: str) -> str:
+    """Markdown with code blocks, inline code, math, links' targets, anchors and HTML tags left
+    out; the text of HTML <code> elements is kept (the atlas writes a reason's detail there)."""
+    import html
+
+    text = prose(text)
+    text = MATH.sub(" ", text)
+    text = re.sub(
+        r"<code[^>]*>(.*?)</code>", lambda m: f" {html.unescape(m[1])} ", text, flags=re.S
+    )
+    text = re.sub(r"<[^>]+>", " ", text)
+    text = re.sub(r"\]\([^)]*\)|\{[^}]*\}", " ", text)
+    return text
+
+
+def test_the_chinese_atlas_has_no_english_passage():
+    """Every heading and reason of /zh/atlas/ is Chinese: a reason of the record with no zh
+    text (hooks/atlas.py REASONS, DETAILS_ZH) would show its English here."""
+    text = _zh_prose_of_markdown(_atlas_zh())
+    # the page's own English: titles of works and model names are short; a run of four or more
+    # English words is a sentence nobody translated
+    runs = [m.group(0) for m in ENGLISH_RUN.finditer(text)]
+    assert not runs, "English in /zh/atlas/:\n" + "\n".join(runs[:20])
+    assert not _avoided_in(text), _avoided_in(text)
+
+
+def test_the_english_run_check_catches_a_sentence():
+    assert ENGLISH_RUN.search("未验证（its text model is not verified）")
+    assert not ENGLISH_RUN.search("Qwen2-VL 的视觉编码器，见 Hugging Face transformers")
+
+
+def test_built_zh_pages_use_no_avoided_form(built_site):
+    """The built HTML of every zh page, figures' alt text and labels included: what the hooks
+    and figures wrote lands here. Only the glossary's own 不用 cells name avoided forms."""
+    from test_zh_lines import _article_text
+
+    assert built_site.returncode == 0, built_site.log[-2000:]
+    avoid_cells = {_cell(e.get("avoid")) for e in TERMS if e.get("avoid")}
+    found = []
+    for page in pages("zh"):
+        stem = page[:-3]
+        path = built_site.path / "zh" / ("index.html" if stem == "index" else f"{stem}/index.html")
+        html = path.read_text(encoding="utf-8")
+        blocks = _article_text(html)
+        blocks += re.findall(r'(?:alt|aria-label|title)="([^"]*)"', html)
+        blocks += re.findall(r"<text[^>]*>([^<]*)</text>", html)
+        for block in blocks:
+            if page == "glossary.md" and block.strip() in avoid_cells:
+                continue
+            found += [f"{page}: {bad}: {block[:60]}" for bad in _avoided_in(block)]
+    assert not found, "\n".join(found[:40])
+
+
+# --- conventions of Chinese text (docs/zh/glossary.md#conventions) ----------------------------
+
+# A Latin surname with 等 (et al.): 等 inside a parenthesised citation, 等人 in running text.
+ET_AL_PROSE = re.compile(r"[A-Z][A-Za-z-]+ 等(?!人)(?![，,]\s*\d{4})(?!）)(?![、，])")
+ET_AL_PAREN = re.compile(r"[A-Z][A-Za-z-]+ 等人[，,]\s*\d{4}")
+
+
+@pytest.mark.parametrize("page", pages("zh"))
+def test_zh_et_al_follows_the_convention(page):
+    text = prose((DOCS / "zh" / page).read_text(encoding="utf-8"))
+    text = "\n".join(
+        line
+        for line in text.splitlines()
+        if not line.lstrip().startswith("- ")
+        or "{ #references }" in line
+        or not re.search(r"\d{4}\. \[", line)
+    )
+    bad = [m.group(0) for m in ET_AL_PROSE.finditer(text)] + [
+        m.group(0) for m in ET_AL_PAREN.finditer(text)
+    ]
+    assert not bad, f"zh/{page}: write （X 等，2021） in parentheses and X 等人 in prose: {bad}"
+
+
+def test_the_et_al_check():
+    assert ET_AL_PROSE.search("Heo 等报告")
+    assert not ET_AL_PROSE.search("（Heo 等，2024）") and not ET_AL_PROSE.search("Heo 等人报告")
+    assert ET_AL_PAREN.search("（Su 等人，2021）")
+
+
+DIGITS_SPACED = re.compile(r"(?<![\d.])\d{1,3}(?: \d{3})+(?![\d.])")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_thousands_are_grouped_with_commas(lang):
+    bad = []
+    for page in pages(lang):
+        text = MATH.sub(" ", prose((DOCS / lang / page).read_text(encoding="utf-8")))
+        bad += [f"{page}: {m.group(0)}" for m in DIGITS_SPACED.finditer(text)]
+    assert not bad, bad
+
+
+STRAIGHT_QUOTES = re.compile(
+    rf'(?:{HAN}|[，。：；（）、])\s*"[^"\n]*"|"[^"\n]*"\s*(?:{HAN}|[，。：；（）、])'
+)
+
+
+@pytest.mark.parametrize("page", pages("zh"))
+def test_zh_sentences_use_chinese_quotes(page):
+    text = MATH.sub(" ", prose((DOCS / "zh" / page).read_text(encoding="utf-8")))
+    lines = text.splitlines()
+    text = "\n".join(x for x in lines if not x.lstrip().startswith(("===", "!!!")))
+    bad = [m.group(0) for m in STRAIGHT_QUOTES.finditer(text)]
+    assert not bad, f"zh/{page}: straight quotes in Chinese text (write “”): {bad}"
+
+
+def _reference_items(text: str) -> list[str]:
+    """The entries of a page's reference list, each joined onto one line."""
+    if "{ #references }" not in text:
+        return []
+    section = re.split(r"\n## ", text.split("{ #references }", 1)[1])[0]
+    return [" ".join(item.split()) for item in re.split(r"\n- ", "\n" + section)[1:]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_reference_ends_with_a_full_stop(lang):
+    """index.md#checked-cited: one citation style; each entry a sentence (zh: 。)."""
+    stop = "." if lang == "en" else "。"
+    bad = [
+        f"{page}: …{item[-50:]}"
+        for page in pages(lang)
+        for item in _reference_items((DOCS / lang / page).read_text(encoding="utf-8"))
+        if not item.endswith(stop)
+    ]
+    assert not bad, "\n".join(bad)
+    if lang == "zh":
+        untranslated = [
+            page
+            for page in pages(lang)
+            for item in _reference_items((DOCS / lang / page).read_text(encoding="utf-8"))
+            if "blog post" in item or "technical report" in item
+        ]
+        assert not untranslated, untranslated
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_index_map_lists_every_page_of_the_nav(lang):
+    """index.md#map names every page of the site's navigation (the API sub-pages through
+    api.md), so a new page or group cannot be left out of the map."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = config[config.rindex("\nnav:") :]
+    in_nav = set(re.findall(r":\s*([\w-]+\.md)\s*$", nav, re.M))
+    wanted = {p for p in in_nav if p != "index.md" and not p.startswith("api-")}
+    text = (DOCS / lang / "index.md").read_text(encoding="utf-8")
+    section = text.split("{ #map }", 1)[1].split("\n## ", 1)[0]
+    linked = set(re.findall(r"\]\(([\w-]+\.md)\)", section))
+    assert wanted - linked == set(), f"{lang}/index.md#map misses {sorted(wanted - linked)}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_work_is_cited_one_way(lang):
+    """The RoFormer paper, cited on many pages, names its authors the same way everywhere."""
+    entries = {
+        item.split(", *RoFormer", 1)[0]
+        for page in pages(lang)
+        for item in _reference_items((DOCS / lang / page).read_text(encoding="utf-8"))
+        if "*RoFormer:" in item
+    }
+    assert entries == {"Su, Lu, Pan, Murtadha, Wen and Liu"}, entries
+
+
+def test_scientific_spaces_posts_are_cited_with_title_and_date():
+    """Su Jianlin's posts (kexue.fm/archives/N) name the post by its 《title》 and date, the same
+    in every entry of both languages (each title and date read from the post itself)."""
+    seen: dict[str, set[tuple[str, str]]] = {}
+    undated = []
+    for lang in ("en", "zh"):
+        for page in pages(lang):
+            for item in _reference_items((DOCS / lang / page).read_text(encoding="utf-8")):
+                number = re.search(r"\[kexue\.fm/archives/(\d+)\]", item)
+                if number is None:
+                    continue
+                title = re.search(r"《[^》]+》", item)
+                date = re.search(r"\b(20\d\d-\d\d-\d\d)[.。]\s*\[kexue", item)
+                if title is None or date is None:
+                    undated.append(f"{lang}/{page}: {item[:80]}")
+                    continue
+                seen.setdefault(number.group(1), set()).add((title.group(0), date.group(1)))
+    assert not undated, "\n".join(undated)
+    assert {"8265", "9431", "10122"} <= set(seen)
+    split = {n: forms for n, forms in seen.items() if len(forms) != 1}
+    assert not split, split

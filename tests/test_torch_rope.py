@@ -313,3 +313,65 @@ def test_module_bad_forward(q, k, kwargs, exc, match):
         rope = RotaryEmbedding(8, max_len=16)
     with pytest.raises(exc, match=match):
         rope(q, k, **kwargs)
+
+
+# --- one position for every token, on the torch half-pairing path (issue 21) -------------------
+
+
+def _one_position_calls():
+    """(name, torch call, NumPy call) for each way a single position reaches the torch rotation."""
+    x = np.random.default_rng(1).normal(size=(2, 3, 16, 8))
+    t = torch.tensor(x)
+    grid = np.array([[0, 0]])  # one (row, col) for every patch: the origin
+    far = np.array([[7, 5]])
+    return [
+        (
+            "apply_rope np.int64",
+            lambda: posenc.apply_rope(t, np.int64(5), pairing="half"),
+            lambda: posenc.apply_rope(x, np.full(16, 5), pairing="half"),
+        ),
+        (
+            "apply_rope 0-d tensor",
+            lambda: posenc.apply_rope(t.float(), torch.tensor(5), pairing="half"),
+            lambda: posenc.apply_rope(x, np.full(16, 5), pairing="half"),
+        ),
+        (
+            "RotaryEmbedding",
+            lambda: RotaryEmbedding(8, pairing="half")(t, t, torch.tensor(3))[1],
+            lambda: posenc.apply_rope(x, np.full(16, 3), pairing="half"),
+        ),
+        (
+            "apply_xpos",
+            lambda: posenc.apply_xpos(t, t, np.int64(5), pairing="half")[0],
+            lambda: posenc.apply_xpos(x, x, np.full(16, 5), pairing="half")[0],
+        ),
+        (
+            "apply_rope_2d",
+            lambda: posenc.apply_rope_2d(t, torch.as_tensor(far)),
+            lambda: posenc.apply_rope_2d(x, np.repeat(far, 16, axis=0)),
+        ),
+        (
+            "apply_rope_2d at the origin",
+            lambda: posenc.apply_rope_2d(t, torch.as_tensor(grid)),
+            lambda: x,
+        ),
+    ]
+
+
+@values
+@pytest.mark.parametrize("case", range(6), ids=[c[0] for c in _one_position_calls()])
+def test_one_position_for_every_token_on_the_half_path(case):
+    _, torch_call, numpy_call = _one_position_calls()[case]
+    got = torch_call()
+    want = numpy_call()
+    assert tuple(got.shape) == want.shape
+    np.testing.assert_allclose(got.double().numpy(), want, atol=1e-6, rtol=0)
+
+
+@values  # on the default device (under --device meta nothing is allocated, so nothing refused)
+def test_a_cache_past_the_devices_memory_is_refused_by_name_before_allocating():
+    # 2**40 positions x 4 pairs: 32 TiB of float32 cache, more than any machine's memory
+    with pytest.raises(ValueError, match=r"max_len=1099511627776 .* 32\.0 TiB"):
+        RotaryEmbedding(8, max_len=2**40)
+    with torch.device("meta"):  # no values: nothing to allocate, nothing refused
+        assert RotaryEmbedding(8, max_len=2**40).cos_cached.shape == (2**40, 4)

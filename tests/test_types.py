@@ -3,7 +3,7 @@
 Every public function, method and constructor of posenc, posenc.compat and posenc.torch is
 annotated.
 
-mypy (pinned in requirements/constraints.txt, configured in pyproject's ``[tool.mypy]``) runs once
+mypy (pinned in requirements/dev.txt, configured in pyproject's ``[tool.mypy]``) runs once
 per session over the package, the usage file and a negative control, with its cache in
 .mypy_cache: about 20-50 s cold (torch's own annotations are large), 1-2 s warm.
 Device-independent: runs in the cpu leg only.

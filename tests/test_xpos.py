@@ -95,6 +95,26 @@ def test_matches_rotary_embedding_torch_float64(library, seq):
         torch.testing.assert_close(g_, w, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize(("q_len", "k_len"), [(1, 40), (3, 10)])
+def test_cached_keys_path_centres_queries_and_keys_apart(library, q_len, k_len):
+    """xpos.md: rotate_queries_with_cached_keys centres the queries at q_len // 2 and the keys
+    at k_len // 2, so its scores are not those of the full sequence."""
+    _, emb = library
+    g = torch.Generator().manual_seed(k_len)
+    q = torch.randn(1, 2, k_len, 16, generator=g, dtype=torch.float64)
+    k = torch.randn(1, 2, k_len, 16, generator=g, dtype=torch.float64)
+    emb.cached_freqs_seq_len = emb.cached_scales_seq_len = 0
+    cq, ck = emb.rotate_queries_with_cached_keys(q[..., -q_len:, :], k)
+    pos = torch.arange(k_len - q_len, k_len)
+    want_q = posenc.apply_xpos(q[..., -q_len:, :], q[..., -q_len:, :], pos, center=q_len // 2)[0]
+    want_k = posenc.apply_xpos(k, k, k_len, center=k_len // 2)[1]
+    torch.testing.assert_close(cq, want_q, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(ck, want_k, rtol=1e-12, atol=1e-12)
+    fq, fk = posenc.apply_xpos(q, k, k_len)
+    full = fq[..., -q_len:, :] @ fk.transpose(-1, -2)
+    assert (cq @ ck.transpose(-1, -2) - full).abs().max() > 1e-3  # not the model's scores
+
+
 def test_matches_rotary_embedding_torch_float32(library):
     rotary, _ = library
     emb = rotary.RotaryEmbedding(16, use_xpos=True, xpos_scale_base=64)
@@ -112,3 +132,37 @@ def test_overflow_is_refused_not_inf():
         posenc.apply_xpos(q, q, np.array([0, 100_000]), center=0.0)
     out = posenc.apply_xpos(q, q, np.array([99_999, 100_000]), center=99_999)[1]  # centred
     assert np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_float16_scales_outside_float16_are_refused_not_inf(library):
+    """Issue 21, item 6: float16 q and k at positions ~5000 from the centre: the key's scale
+    (3.5 ** (5000 / 512) = 2.0e5) passes float16's maximum; main returned inf. The query's scale
+    leaves float16's normal range first (below 6.1e-5 near 3966), refused as well; inside it the
+    float16 result equals the float64 one rounded."""
+    g = torch.Generator().manual_seed(3)
+    q, k = torch.randn(2, 3, 16, generator=g).half(), torch.randn(2, 3, 16, generator=g).half()
+    conv = (lambda t: t.numpy()) if library == "numpy" else (lambda t: t)
+    for far in (5000, 4000):
+        pos = (
+            np.array([0, far // 2, far]) if library == "numpy" else torch.tensor([0, far // 2, far])
+        )
+        with pytest.raises(ValueError, match="positions lie too far from center.*float16"):
+            posenc.apply_xpos(conv(q), conv(k), pos, center=0.0)
+    pos = np.array([0, 1950, 3900])
+    got = posenc.apply_xpos(
+        conv(q), conv(k), pos if library == "numpy" else torch.tensor(pos), center=0.0
+    )
+    want = posenc.apply_xpos(q.double().numpy(), k.double().numpy(), pos, center=0.0)
+    for g_, w in zip(got, want, strict=True):
+        g64 = np.asarray(g_.numpy() if library == "torch" else g_, dtype=np.float64)
+        assert g_.dtype in (np.float16, torch.float16) and np.isfinite(g64).all()
+        np.testing.assert_allclose(g64, w, rtol=2**-10, atol=2**-24)
+
+
+def test_a_scaled_k_past_its_dtype_is_refused_by_name():
+    """A finite float16 k near float16's maximum times a scale above 1 overflows: refused."""
+    q = np.ones((1, 2, 4), dtype=np.float16)
+    k = np.full((1, 2, 4), 60000.0, dtype=np.float16)
+    with pytest.raises(ValueError, match=r"^k times its xPos scale overflows float16"):
+        posenc.apply_xpos(q, k, np.array([0, 512]), center=0.0)

@@ -3,8 +3,12 @@
 Runs the generic walks of tests/hf_walk.py (each transformers model type's own rotary code
 against ``posenc.hf.describe(config).rotate``) and tests/hf_walk_fixed.py (ALiBi, T5 buckets
 and sinusoidal tables against ``describe(config).function()``) and writes what it found, one entry per walked
-model type, with the versions it ran against. The atlas page (docs/*/atlas.md, drawn by
-hooks/atlas.py) is built from this file and from the registry in ``posenc.hf``.
+model type, with the versions it ran against and, per verified type, the row that matched
+(written in posenc.hf's registry, or found by the walk: a convention and a sub-config) and the
+transformers version it was verified on. The atlas page (docs/*/atlas.md, drawn by
+hooks/atlas.py) is built from this file; the package keeps the same verdicts in
+src/posenc/hf/verified.json, from which posenc.hf.MODELS takes the walk's rows and
+``explain --list`` its list: one run, one source for both.
 
 The file is stable: keys sorted, errors rounded to three significant digits and memory
 addresses removed from the reasons, so a rerun on the same versions changes only the date.
@@ -25,6 +29,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "assets" / "atlas.json"
+# the package's copy of the walk's outcome: the rows the walk found and what explain --list shows
+PACKAGE = ROOT / "src" / "posenc" / "hf" / "verified.json"
 STATUSES = ("verified", "mismatch", "unverified")
 # walk reasons of types that carry no token positions of their own: a sub-config no rotary
 # embedding is built from, a vision encoder (2-D patch grids), a diffusion timestep table, a
@@ -58,6 +64,8 @@ def record() -> dict[str, Any]:
     import transformers
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
+    import hf_walk
+
     outcomes = hf_walk_fixed.walk_all()
     types = {}
     for o in outcomes:
@@ -65,6 +73,7 @@ def record() -> dict[str, Any]:
             raise ValueError(
                 f"walk: status of {o.model_type} must be one of {STATUSES}, got {o.status!r}"
             )
+        row = "registry" if hf_walk.written(o.model_type) else "walk"
         types[o.model_type] = {
             "status": o.status,
             "reason": _stable_reason(o.reason),
@@ -72,6 +81,9 @@ def record() -> dict[str, Any]:
             "layer_kinds": list(o.layer_kinds),
             "error": _stable_error(o.error),
             "module": o.module,
+            "row": row,
+            "sub_config": o.sub_config if row == "walk" else None,
+            "verified_on": transformers.__version__ if o.status == "verified" else None,
         }
     summary = {s: sum(t["status"] == s for t in types.values()) for s in STATUSES}
     summary["walked"] = len(types)
@@ -90,13 +102,40 @@ def record() -> dict[str, Any]:
     }
 
 
+def package_record(data: dict[str, Any]) -> dict[str, Any]:
+    """What the package keeps of the record (src/posenc/hf/verified.json): per model type its
+    status, the row the walk found (a convention and a sub-config) or the reason it is not
+    verified, and the transformers version it was verified on."""
+    types = {}
+    for mt, t in data["types"].items():
+        if t["status"] == "verified":
+            types[mt] = {
+                "status": "verified",
+                "convention": t["convention"],
+                "row": t["row"],
+                "verified_on": t["verified_on"],
+            }
+            if t["row"] == "walk" and t.get("sub_config"):
+                types[mt]["sub_config"] = t["sub_config"]
+        else:
+            types[mt] = {"status": t["status"], "reason": t["reason"]}
+    return {"transformers": data["transformers"], "types": types}
+
+
+def dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT})")
+    parser.add_argument(
+        "--package-out", type=Path, default=PACKAGE, help=f"the package's copy (default {PACKAGE})"
+    )
     args = parser.parse_args(argv)
     data = record()
-    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    args.out.write_text(text, encoding="utf-8")
+    args.out.write_text(dumps(data), encoding="utf-8")
+    args.package_out.write_text(dumps(package_record(data)), encoding="utf-8")
     s = data["summary"]
     print(
         f"{args.out}: {s['verified']} verified, {s['mismatch']} mismatch, "

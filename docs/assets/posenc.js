@@ -5,11 +5,13 @@
  * (headings share their { #anchor } across languages; tests/test_site.py holds them so):
  * /rope/ scrolled down to "Pairings" -> /zh/rope/#pairings, with or without a hash in the URL.
  * The section is the last heading above the upper third of the screen, taken when the link is
- * used (pointer, tap or keyboard); at the top of a page there is no hash.
+ * used (pointer, tap or keyboard); near the top of a page there is no hash.
  */
 (() => {
   const place = () => {
-    if (scrollY < 10) return ""
+    // within a quarter screen of the top the reader is at the top (lazily drawn blocks above
+    // can move the page by a few pixels after load): no section
+    if (scrollY < innerHeight / 4) return ""
     const header = document.querySelector(".md-header")
     const top = header ? header.getBoundingClientRect().bottom : 0
     const line = top + (innerHeight - top) / 3
@@ -112,59 +114,4 @@
   if (document.readyState === "complete") settle()
   else addEventListener("load", settle)
   addEventListener("hashchange", settle)
-})();
-
-/* The atlas' filter box (hooks/atlas.py): what is typed keeps the rows and list entries of the
- * model types that match (their name or anything in their row; "-", "_", "." and spaces are
- * ignored, so qwen2-vl finds qwen2_vl), with the headings of their sections; everything else on
- * the page is hidden until the box is cleared. Nothing is requested.
- */
-(() => {
-  const box = document.querySelector("[data-atlas-filter]")
-  const input = box && box.querySelector("input")
-  const article = box && box.closest("article")
-  if (!input || !article) return
-  const status = box.querySelector("[role=status]")
-  const key = (text) => text.toLowerCase().replace(/[-_.\s]+/g, "")
-  const model = "[id^='mt-'], a[href^='#mt-']"
-  const items = [
-    ...[...article.querySelectorAll("tr, li")].filter((el) => el.querySelector(model)),
-    ...article.querySelectorAll("[data-mt]"),
-  ].map((el) => ({ el, text: key(el.textContent), name: el.querySelector(model) }))
-  const run = () => {
-    // the article's blocks now (Material wraps each table in a scrolling box once it runs)
-    const blocks = [...article.children].filter((el) => el !== box)
-    const query = key(input.value)
-    if (!query) {
-      for (const { el } of items) el.hidden = false
-      for (const el of blocks) el.hidden = false
-      status.textContent = ""
-      return
-    }
-    const names = new Set()
-    for (const item of items) {
-      item.el.hidden = !item.text.includes(query)
-      if (!item.el.hidden) names.add(key(item.name.textContent))
-    }
-    // a block stays when it holds a match; a heading when a block of its section does
-    const keep = new Set()
-    const heads = {}
-    for (const el of blocks) {
-      const level = /^H([1-6])$/.exec(el.tagName)
-      if (level) {
-        heads[level[1]] = el
-        for (let l = +level[1] + 1; l <= 6; l++) delete heads[l]
-        continue
-      }
-      if (items.some(({ el: item }) => !item.hidden && el.contains(item))) {
-        keep.add(el)
-        for (const head of Object.values(heads)) keep.add(head)
-      }
-    }
-    for (const el of blocks) el.hidden = !keep.has(el) && !/^H1$/.test(el.tagName)
-    const template = names.size ? input.dataset.count : input.dataset.none
-    status.textContent = template.replace("{n}", String(names.size))
-  }
-  input.addEventListener("input", run)
-  if (input.value) run()  // a value the browser restored on going back
 })();

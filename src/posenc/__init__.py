@@ -14,6 +14,7 @@ from types import ModuleType
 from . import alibi as _alibi
 from . import attention as _attention
 from . import axial as _axial
+from . import cope as _cope
 from . import deberta as _deberta
 from . import frontier as _frontier
 from . import kvcache as _kvcache
@@ -38,6 +39,7 @@ from ._version import __version__ as __version__
 from .alibi import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .axial import *  # noqa: F403
+from .cope import *  # noqa: F403
 from .deberta import *  # noqa: F403
 from .frontier import *  # noqa: F403
 from .kvcache import *  # noqa: F403
@@ -71,6 +73,7 @@ __all__ = [
     *_t5.__all__,
     *_mrope.__all__,
     *_frontier.__all__,
+    *_cope.__all__,
     *_xpos.__all__,
     *_axial.__all__,
     *_deberta.__all__,

@@ -77,8 +77,9 @@ def _add_explain(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="Read a local transformers config.json (or a checkpoint folder holding one) "
         "and print what the model does with positions: each parameter and the config key it "
         "came from, the exact posenc call, and the pitfalls of a port (posenc.hf.describe). "
-        "Nothing is downloaded. Exit status 2 on bad input; an unknown model_type is reported "
-        "on stderr (status 2) and still described from its standard keys.",
+        "Nothing is downloaded. Exit status 2 on bad input, and for a model_type posenc.hf has "
+        "no verified row for: it is reported on stderr with what a description would need, "
+        "never guessed.",
     )
     cmd.add_argument(
         "config",
@@ -131,37 +132,22 @@ def _explain(args: argparse.Namespace) -> int:
 
     import posenc.hf
 
-    known = posenc.hf.MODELS
-    model_type = config["model_type"]
-    unknown = None
-    if model_type not in known:
-        unknown = (
-            f"model_type {model_type!r} is not in the registry ({len(known)} model types are "
-            f"known; see {_EXPLAIN} --list)"
-        )
     try:
         scheme = posenc.hf.describe(config)
+        if scheme.kind == "unknown":
+            return _fail(
+                f"{path}: model_type {scheme.model_type!r} is not described by posenc.hf "
+                f"(it knows {len(posenc.hf.MODELS)} verified model types; see {_EXPLAIN} "
+                f"--list). {' '.join(scheme.notes)}"
+            )
         text = (
-            json.dumps(scheme.to_dict(), indent=2, ensure_ascii=False)
+            json.dumps(scheme.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
             if args.json
             else scheme.explain(args.lang)
         )
     except (TypeError, ValueError) as exc:
-        if unknown is not None:
-            return _fail(f"{path}: {unknown}, and its keys do not describe positions: {exc}")
         return _fail(f"{path}: {exc}")
-    if unknown is None and not scheme.known:
-        sub = known[model_type].sub_config
-        unknown = (
-            f"the model_type of its {sub or 'sub-config'} is not in the registry "
-            f"({len(known)} model types are known; see {_EXPLAIN} --list)"
-        )
     _write(text)
-    if unknown is not None:
-        return _fail(
-            f"{path}: {unknown}; the description above is read from the standard keys alone "
-            "and is not verified"
-        )
     return 0
 
 

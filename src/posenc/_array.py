@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import sys
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "check_base",
     "check_choice",
     "check_scalar",
+    "static_value",
     "as_positions",
     "result_dtype",
     "check_length",
@@ -37,6 +39,8 @@ __all__ = [
     "compiling",
     "traced_constant",
     "check_count",
+    "check_memory",
+    "memory_bytes",
     "MAX_COUNT",
     "MAX_SIZE",
 ]
@@ -68,6 +72,70 @@ def traced_constant(fn: Any) -> Any:
     """
     fn._dynamo_marked_constant = True
     return fn
+
+
+_MEMORY: dict[str, int | None] = {}
+
+
+def memory_bytes(device: Any = None) -> int | None:
+    """Bytes an allocation on ``device`` can never exceed: the machine's memory and swap for the
+    CPU (NumPy, or a CPU tensor; from /proc/meminfo, else sysconf), the card's memory for CUDA.
+    None where it is not known (the meta device holds no values). Read once per device."""
+    kind = "cpu" if device is None else getattr(device, "type", str(device))
+    key = str(device) if kind == "cuda" else kind
+    if key not in _MEMORY:
+        _MEMORY[key] = _read_memory(kind, device)
+    return _MEMORY[key]
+
+
+def _read_memory(kind: str, device: Any) -> int | None:
+    if kind == "cuda":
+        torch = sys.modules.get("torch")
+        try:
+            return int(torch.cuda.get_device_properties(device).total_memory)  # type: ignore[union-attr]
+        except Exception:  # no CUDA runtime here: unknown
+            return None
+    if kind != "cpu":
+        return None
+    try:
+        with open("/proc/meminfo") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        kib = int(fields["MemTotal"].split()[0]) + int(fields.get("SwapTotal", "0 kB").split()[0])
+        return kib * 1024
+    except (OSError, KeyError, ValueError):
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _human(nbytes: int) -> str:
+    size = float(nbytes)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if size < 1024 or unit == "EiB":
+            return f"{nbytes} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_memory(nbytes: int, *, what: str, device: Any = None) -> None:
+    """Refuse, before allocating, a result of ``nbytes`` that no allocation on ``device`` can
+    hold (more than its memory and swap): a ValueError naming ``what`` (the arguments and the
+    size they ask for) instead of a MemoryError or an allocator error deep in NumPy or torch."""
+    if compiling():  # sizes are static under tracing; reading /proc is not traceable
+        return
+    limit = memory_bytes(device)
+    if limit is not None and nbytes > limit:
+        where = (
+            "this machine"
+            if device is None or getattr(device, "type", "") == "cpu"
+            else str(device)
+        )
+        raise ValueError(
+            f"{what} needs {_human(nbytes)} for its result, more than the {_human(limit)} of "
+            f"memory on {where}; pass smaller sizes"
+        )
 
 
 def check_count(n: Any, *, name: str = "positions") -> int:
@@ -128,11 +196,27 @@ def check_dim(dim: Any, *, name: str = "dim", even: bool = True, maximum: int | 
     return dim
 
 
+def static_value(value: Any) -> Any:
+    """``value`` itself; under torch.compile, a concrete number even where dynamo traces it as a
+    symbolic one.
+
+    A Python number argument of a compiled function is traced as a constant, but once it changes
+    between calls dynamo retraces it as a symbolic number, which ``math.isfinite`` and the
+    :func:`traced_constant` functions cannot take (a graph break, an error under
+    ``fullgraph=True``). A set member is hashed, and dynamo specialises a symbolic number it
+    hashes: a guard on the value, and a recompile for a new one (what a static argument gets).
+    O(1), and in eager mode only a one-element set. Hashable values only.
+    """
+    return next(iter({value}))
+
+
 def check_scalar(value: Any, *, name: str) -> float:
-    """A finite real number (int or float, not bool, not complex) as a float."""
+    """A finite real number (int or float, not bool, not complex) as a float.
+
+    Compile-friendly: the value is made static first (see :func:`static_value`)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a finite real number, got {_describe(value)}")
-    value = float(value)
+    value = float(static_value(value))
     if not math.isfinite(value):
         raise ValueError(f"{name} must be a finite real number, got {value}")
     return value

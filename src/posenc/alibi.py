@@ -116,6 +116,7 @@ def alibi_bias(
     causal: bool = ...,
     offset: int | None = ...,
     max_bias: float = ...,
+    rounding: str | None = ...,
     like: Tensor,
     dtype: TorchDType | None = ...,
 ) -> Tensor: ...
@@ -128,6 +129,7 @@ def alibi_bias(
     causal: bool = ...,
     offset: int | None = ...,
     max_bias: float = ...,
+    rounding: str | None = ...,
     like: np.ndarray[Any, Any] | None = ...,
     dtype: DTypeLike = ...,
 ) -> FloatArray: ...
@@ -139,6 +141,7 @@ def alibi_bias(
     causal: bool = True,
     offset: int | None = None,
     max_bias: float = 8.0,
+    rounding: str | None = None,
     like: Tensor | np.ndarray[Any, Any] | None = None,
     dtype: Any = None,
 ) -> Tensor | FloatArray:
@@ -164,6 +167,14 @@ def alibi_bias(
         - 1`` must lie within ``[-2**53, 2**53]``, where float64 holds every position.
     max_bias : float, default 8.0
         Passed to :func:`alibi_slopes`.
+    rounding : {None, "bfloat16"}, default None
+        None: exact (float64). ``"bfloat16"``: Falcon's bias as transformers computes it
+        (``build_alibi_tensor`` of ``models/falcon``, 5.24): the slope and the position are each
+        rounded to bfloat16, and so is their product, ``A_h(p) = bf16(bf16(m_h) * bf16(p))``
+        (round to nearest even, through float32 as torch casts); the bias is
+        ``A_h(j) - A_h(offset + i)``, the model's per-key bias ``A_h(j)`` less a constant per
+        query row, which the softmax cancels. Positions past 256 then move in steps of 2 or
+        more (bfloat16 keeps 8 significant bits).
     like : numpy.ndarray or torch.Tensor, optional
         Chooses the output library and device (and the dtype, when ``like`` is floating). Default:
         NumPy.
@@ -180,9 +191,10 @@ def alibi_bias(
     ------
     TypeError
         A length or ``offset`` not an integer, ``causal`` not a bool, ``like`` not an array,
-        ``dtype`` not floating.
+        ``dtype`` not floating, ``rounding`` not a string or None.
     ValueError
-        A negative length, ``n_heads`` <= 0, ``max_bias`` <= 0, a length or query position past
+        ``rounding`` not ``"bfloat16"``,
+        a negative length, ``n_heads`` <= 0, ``max_bias`` <= 0, a length or query position past
         ``2**53``, a bias of more than ``2**60`` entries.
 
     See Also
@@ -240,12 +252,31 @@ def alibi_bias(
             f"[-2**53, 2**53] (float64 holds every position there), got offset={offset} with "
             f"q_len={q_len}"
         )
+    if rounding is not None and not isinstance(rounding, str):
+        raise TypeError(f"rounding must be None or 'bfloat16', got {_describe(rounding)}")
+    if rounding is not None and rounding != "bfloat16":
+        raise ValueError(f"rounding must be None or 'bfloat16', got {rounding!r}")
     if len(slopes) * q_len * k_len > _MAX_ENTRIES:
         raise ValueError(
             f"alibi_bias would have n_heads * q_len * k_len = {len(slopes)} * {q_len} * {k_len} "
             "entries, more than an array can hold (2**60); pass smaller q_len, k_len or n_heads"
         )
     torch_out, device, out_dtype = like_spec(like, dtype)
+    if rounding is not None:
+        # Falcon: A_h(p) = bf16(bf16(m_h) * bf16(p)); the bias A_h(j) - A_h(query position)
+        m = _bf16(slopes)[:, None]
+        a_q = _bf16(m * _bf16(np.arange(q_len, dtype=np.float64) + offset))  # (h, q)
+        a_k = _bf16(m * _bf16(np.arange(k_len, dtype=np.float64)))  # (h, k)
+        gap = a_q[:, :, None] - a_k[:, None, :]  # >= 0 for keys at or before the query
+        d = (np.arange(q_len, dtype=np.float64) + offset)[:, None] - np.arange(k_len)
+        if causal:
+            out = np.where(d >= 0, 0.0 - gap, -np.inf)
+        else:
+            out = 0.0 - np.abs(gap)
+        if torch_out:
+            torch = sys.modules["torch"]
+            return torch.as_tensor(out, device=device).to(out_dtype)
+        return out.astype(out_dtype, copy=False)
     if torch_out:
         torch = sys.modules["torch"]
         i = torch.arange(q_len, dtype=torch.float64, device=device)
@@ -264,6 +295,15 @@ def alibi_bias(
     else:
         bias = m * (0.0 - np.abs(d))
     return bias.astype(out_dtype, copy=False)
+
+
+def _bf16(x: FloatArray) -> FloatArray:
+    """``x`` rounded to bfloat16 (to nearest, ties to even) through float32, as torch casts a
+    float32 result or an integer to bfloat16; float64 out."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    half = np.uint64(0x7FFF) + ((bits >> np.uint64(16)) & np.uint64(1))
+    kept = (bits + half) & np.uint64(0xFFFF0000)
+    return kept.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
 def _length(value: Any, name: str) -> int:

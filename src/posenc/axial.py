@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import _describe, as_positions, compiling, is_torch
+from ._array import _describe, as_positions, check_count, compiling, is_count, is_torch
 from ._typing import ArrayLike, FloatArray, PositionsLike
 
 if TYPE_CHECKING:
@@ -102,6 +102,14 @@ def axial_position_embeddings(
         if given != shape:
             raise ValueError(f"axial_pos_shape must match the tables' rows {shape}, got {given}")
     total = math.prod(shape)
+    if torch_out and is_count(positions):
+        # a count for tensor weights: arange straight on their device, so that torch.compile
+        # traces no NumPy array (dynamo cannot read an ndarray's dtype)
+        n = check_count(positions)
+        if n > total:
+            _check_range(0, n - 1, total, positions)
+        torch = sys.modules["torch"]
+        return _lookup(tables, shape, total, torch.arange(n, device=tables[0].device), True)
     pos, pos_torch = as_positions(positions)
     if pos_torch and not torch_out:
         raise TypeError(
@@ -129,6 +137,13 @@ def axial_position_embeddings(
         if torch_out:
             torch = sys.modules["torch"]
             idx = torch.as_tensor(np.ascontiguousarray(idx), device=tables[0].device)
+    return _lookup(tables, shape, total, idx, torch_out)
+
+
+def _lookup(
+    tables: list[Any], shape: tuple[int, ...], total: int, idx: Any, torch_out: bool
+) -> Any:
+    """``concat(E_1[i_1], ..., E_k[i_k])`` for the int64 positions ``idx``."""
     parts = []
     stride = total
     for t, n in zip(tables, shape, strict=True):

@@ -394,6 +394,11 @@ def deberta_disentangled_bias(
     if rel_torch != torch_in:
         lib = "torch tensor" if torch_in else "NumPy array or list"
         raise TypeError(f"relative_position must be a {lib} like query, got {_describe(rel)}")
+    if torch_in and rel.device.type == "meta" and str(device) != "meta":
+        raise ValueError(
+            f"relative_position is on the meta device (shapes only, no values) but query is on "
+            f"{query.device}; build it on query's device"
+        )
     q_len, k_len = query.shape[-2], key.shape[-2]
     if rel.ndim < 2 or tuple(rel.shape[-2:]) != (q_len, k_len):
         raise ValueError(

@@ -1,10 +1,11 @@
-"""Research-frontier relative position schemes: Kerple, Sandwich, FIRE, CoPE, ReRoPE.
+"""Research-frontier relative position schemes: Kerple, Sandwich, FIRE, ReRoPE.
 
 Experimental. None of these is used by the mainstream model families that Hugging Face
 transformers ships; they are reference implementations of the papers' formulas, checked against
-loop-by-loop oracles (tests/test_frontier.py), not against framework code. One module for five
-small schemes because each is a few lines of arithmetic around a shared argument check; a
-module per scheme would be mostly boilerplate.
+loop-by-loop oracles (tests/test_frontier.py), not against framework code. One module for four
+small schemes of a distance because each is a few lines of arithmetic around a shared argument
+check; a module per scheme would be mostly boilerplate. CoPE, the fifth scheme of the research
+frontier page, reads queries and keys rather than distances: it lives in :mod:`posenc.cope`.
 """
 
 from __future__ import annotations
@@ -16,13 +17,11 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from ._array import (
-    _describe,
     as_positions,
     check_choice,
     check_dim,
     check_scalar,
     is_count,
-    is_torch,
     result_dtype,
 )
 from ._typing import ArrayLike, DTypeLike, FloatArray
@@ -34,7 +33,6 @@ __all__ = [
     "kerple_bias",
     "sandwich_bias",
     "fire_relative",
-    "cope_bias",
     "rerope_distance",
 ]
 
@@ -106,7 +104,12 @@ def kerple_bias(
     Returns
     -------
     array of ``distance``'s shape
-        Add it to the attention scores. 0 at distance 0, decreasing with ``|i - j|``.
+        Add it to the attention scores. 0 at distance 0, decreasing with ``|i - j|``. Computed
+        in float64 with no intermediate overflow or underflow (where ``r2 * |i - j|`` or
+        ``|i - j| ** r2`` alone leaves float64's normal range, through ``log r2 + log |i - j|``,
+        ``r1 r2 |i - j|`` from the mantissas and exponents, or ``(r1 t) t`` with
+        ``t = |i - j| ** (r2 / 2)``); a bias below float64's range is ``-inf``, as float64
+        rounds it (its softmax weight is 0 either way).
 
     Raises
     ------
@@ -144,12 +147,77 @@ def kerple_bias(
         raise ValueError(f"r2 must be in (0, 2] for kernel='power', got {b}")
     result_dtype(dtype, torch_out=torch_in)  # refuse a bad dtype before computing
     r = abs(_f64(d, torch_in))
+    if kind == "log":
+        bias = -_mul_log1p_mul(a, b, r, torch_in)
+    else:
+        bias = -_mul_pow(a, r, b, torch_in)
+    return _out(0.0 + bias, torch_in, dtype)
+
+
+_TINY = 2.0**-60  # below it log1p(y) rounds to y in float64 (the next term, y / 2, is < 2**-61 y)
+
+
+def _mul_log1p_mul(a: float, b: float, r: Any, torch_in: bool) -> Any:
+    """``a * log1p(b * r)`` for ``r >= 0``: where ``b * r < 2**-60`` it is ``a * b * r``, formed
+    from the three mantissas and exponents, so that neither ``b * r`` (a subnormal keeps few
+    bits) nor ``a * b`` passes float64's range on the way to a result inside it."""
+    ma, ea = math.frexp(a)
+    mb, eb = math.frexp(b)
     if torch_in:
         torch = sys.modules["torch"]
-        bias = -a * (torch.log1p(b * r) if kind == "log" else r**b)
-    else:
-        bias = -a * (np.log1p(b * r) if kind == "log" else r**b)
-    return _out(0.0 + bias, torch_in, dtype)
+        m, e = torch.frexp(r)
+        # 2**e as two factors, each within float64's range (e clamped where the product is 0
+        # or inf whatever the mantissa): one rounding, at the end
+        e = (e.to(torch.float64) + (ea + eb)).clamp(-2200.0, 2046.0)
+        low = torch.floor(e / 2)
+        product = (ma * mb * m) * torch.exp2(e - low) * torch.exp2(low)
+        with_log = a * _log1p_mul(b, r, r / 2, True)
+        return torch.where(b * r < _TINY, product, with_log)
+    m, e = np.frexp(r)
+    e = e.astype(np.int64) + (ea + eb)
+    with np.errstate(over="ignore", under="ignore"):  # each branch where it is chosen
+        product = np.ldexp(ma * mb * m, np.clip(e, -2200, 2200))
+        small = b * r < _TINY
+    out: FloatArray = np.where(small, product, a * _log1p_mul(b, r, r / 2, False))
+    return out
+
+
+def _log1p_mul(c: float, x: Any, half: Any, torch_in: bool) -> Any:
+    """``log1p(c * x)`` in float64 for ``x >= 0``, given also ``half = x / 2`` (finite where ``x``
+    itself overflowed, as ``i - j`` can): ``c * x`` is formed as ``(c * half) * 2`` there, and
+    where it overflows the result is ``log(c) + log(half) + log(2)`` (``x >= 1`` then, as ``c`` is
+    finite), exact to float64's precision."""
+    if torch_in:
+        torch = sys.modules["torch"]
+        y = torch.where(torch.isinf(x), (c * half) * 2.0, c * x)
+        far = math.log(c) + math.log(2.0) + torch.log(half.clamp(min=0.5))
+        return torch.where(torch.isinf(y), far, torch.log1p(y))
+    with np.errstate(over="ignore"):  # c * x past float64: the other branch
+        y = np.where(np.isinf(x), (c * half) * 2.0, c * x)
+    far = math.log(c) + math.log(2.0) + np.log(np.maximum(half, 0.5))
+    out: FloatArray = np.where(np.isinf(y), far, np.log1p(y))
+    return out
+
+
+def _mul_pow(a: float, r: Any, p: float, torch_in: bool) -> Any:
+    """``a * r ** p`` for ``r >= 0``, ``0 < p <= 2``, also where ``r ** p`` alone overflows or
+    falls below float64's normal range: there it is ``(a * t) * t`` with ``t = r ** (p / 2)``
+    (``<= 1.4e154``), which overflows only when the product does."""
+    if torch_in:
+        torch = sys.modules["torch"]
+        rp = r**p
+        t = r ** (p / 2)
+        far = torch.isinf(rp) | (rp < _NORMAL)
+        return torch.where(far, (a * t) * t, a * rp)
+    with np.errstate(over="ignore", under="ignore"):  # r ** p past float64: the other branch
+        rp = r**p
+        t = r ** (p / 2)
+        far = np.isinf(rp) | (rp < _NORMAL)
+        out: FloatArray = np.where(far, (a * t) * t, a * rp)
+    return out
+
+
+_NORMAL = 2.0**-1022  # float64's smallest normal number
 
 
 @overload
@@ -270,7 +338,10 @@ def fire_relative(
     array of shape (..., q, k)
         ``psi(i - j) / psi(max(L, i))`` for ``j <= i``, in ``[0, 1]`` when ``i >= L``; 0 for
         future keys ``j > i``, which the causal mask must hide (FIRE is a decoder scheme).
-        The bias is ``f(this)`` for a small learned MLP ``f`` per head.
+        The bias is ``f(this)`` for a small learned MLP ``f`` per head. Computed in float64
+        for every finite ``c``: where ``c x`` passes float64, ``psi(x) = log c + log x``; where
+        ``c * max(L, i) < 2**-60``, both ``psi`` equal ``c x`` to float64's precision and the
+        ratio is ``(i - j) / max(L, i)``.
 
     Raises
     ------
@@ -307,171 +378,27 @@ def fire_relative(
     result_dtype(dtype, torch_out=q_torch)
     i = _f64(qp, q_torch)[..., :, None]
     j = _f64(kp, q_torch)[..., None, :]
+    # psi(x) = log1p(c x) where c x overflows: log(c) + log(x) (x = i - j is read as 2 * its
+    # half, which a huge i and negative j cannot overflow); where c * max(L, i) < 2**-60, both
+    # psi are c x to float64's precision and the ratio is x / max(L, i) (no 0 / 0, no subnormal)
     if q_torch:
         torch = sys.modules["torch"]
-        num = torch.log1p(cc * (i - j).clamp(min=0.0))
-        den = torch.log1p(cc * i.clamp(min=big_l))
+        x = (i - j).clamp(min=0.0)
+        big = i.clamp(min=big_l)
+        num = _log1p_mul(cc, x, (i / 2 - j / 2).clamp(min=0.0), True)
+        den = _log1p_mul(cc, big, big / 2, True)
+        tiny = (cc * big < 2.0**-60) & (x <= big)
+        ratio = torch.where(tiny, x / big, num / torch.where(tiny, 1.0, den))
     else:
-        num = np.log1p(cc * np.maximum(i - j, 0.0))
-        den = np.log1p(cc * np.maximum(i, big_l))
-    return _out(num / den, q_torch, dtype)
-
-
-@overload
-def cope_bias(q: Tensor, k: Tensor, pos_emb: Tensor, *, scale: float | None = ...) -> Tensor: ...
-@overload
-def cope_bias(
-    q: ArrayLike, k: ArrayLike, pos_emb: ArrayLike, *, scale: float | None = ...
-) -> FloatArray: ...
-def cope_bias(
-    q: Tensor | ArrayLike,
-    k: Tensor | ArrayLike,
-    pos_emb: Tensor | ArrayLike,
-    *,
-    scale: float | None = None,
-) -> Tensor | FloatArray:
-    """CoPE: contextual position logits of each query and key (Golovneva et al., 2024).
-    Experimental.
-
-    Parameters
-    ----------
-    q : array of shape (..., q_len, dim)
-        Queries of one head (floating). The queries are the last ``q_len`` of the keys.
-    k : array of shape (..., k_len, dim)
-        Keys, with ``k_len >= q_len``.
-    pos_emb : array of shape (npos, dim)
-        The learned embeddings ``e[0] .. e[npos - 1]`` of integer positions (the reference code
-        stores the transpose, ``(1, dim, npos)``).
-    scale : float, optional
-        Gates are ``sigmoid(scale * q_i . k_j)``. Default ``1 / sqrt(dim)``, as the authors'
-        code does; the paper's formula writes ``sigmoid(q_i . k_j)`` (``scale=1``).
-
-    Returns
-    -------
-    array of shape (..., q_len, k_len), the input's library and floating dtype
-        ``z[i, j] = q_i . e[p_ij]`` for keys at or before the query, ``-inf`` after it (the
-        causal mask CoPE assumes). ``p_ij = min(sum_{t=j..i} g_it, npos - 1)`` and ``e[p]``
-        interpolates linearly between ``e[floor p]`` and ``e[ceil p]``. Add it to ``q . k``
-        (the authors' code then divides the sum by ``sqrt(dim)``).
-
-    Raises
-    ------
-    TypeError
-        An argument not a floating array, NumPy and tensors mixed, ``scale`` not real.
-    ValueError
-        Shapes that do not match, ``k_len < q_len``, an empty ``pos_emb``, ``scale`` not finite.
-
-    References
-    ----------
-    Golovneva, Wang, Weston and Sukhbaatar, "Contextual Position Encoding: Learning to Count
-    What's Important", arXiv:2405.18719 (v2); code: facebookresearch/RAM, projects/cope.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import posenc
-    >>> q = np.zeros((3, 2))
-    >>> k = np.zeros((3, 2))
-    >>> e = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
-    >>> q[:, 0] = 1.0   # q . e[p] = p: the bias shows the positions
-    >>> np.round(posenc.cope_bias(q, k, e), 3)   # every gate sigmoid(0) = 0.5
-    array([[ 0.5, -inf, -inf],
-           [ 1. ,  0.5, -inf],
-           [ 1.5,  1. ,  0.5]])
-    """
-    torch_in = is_torch(q)
-    arrays = []
-    for name, value in (("q", q), ("k", k), ("pos_emb", pos_emb)):
-        if is_torch(value) != torch_in:
-            raise TypeError(
-                f"q, k and pos_emb must all be tensors or all NumPy arrays; {name} is "
-                f"{_describe(value)}"
-            )
-        arrays.append(_floating(value, name, torch_in))
-    qa, ka, ea = arrays
-    if qa.ndim < 2 or ka.ndim < 2 or ea.ndim != 2:
-        raise ValueError(
-            "q and k must have shape (..., seq, dim) and pos_emb (npos, dim), got shapes "
-            f"q {tuple(qa.shape)}, k {tuple(ka.shape)}, pos_emb {tuple(ea.shape)}"
-        )
-    dim = qa.shape[-1]
-    if ka.shape[-1] != dim or ea.shape[-1] != dim or dim == 0:
-        raise ValueError(
-            f"q, k and pos_emb must share a last axis dim > 0, got q {tuple(qa.shape)}, "
-            f"k {tuple(ka.shape)}, pos_emb {tuple(ea.shape)}"
-        )
-    if torch_in and not (qa.device == ka.device == ea.device):
-        raise ValueError(
-            f"q, k and pos_emb must be on one device, got q on {qa.device}, k on {ka.device}, "
-            f"pos_emb on {ea.device}"
-        )
-    q_len, k_len, npos = qa.shape[-2], ka.shape[-2], ea.shape[0]
-    if k_len < q_len:
-        raise ValueError(
-            f"k must hold at least as many keys as q has queries, got {k_len} < {q_len}"
-        )
-    if npos == 0:
-        raise ValueError("pos_emb must hold at least one position embedding, got npos = 0")
-    s = 1.0 / math.sqrt(dim) if scale is None else check_scalar(scale, name="scale")
-    if torch_in:
-        return _cope_torch(qa, ka, ea, s, q, npos)
-    work = np.result_type(qa, ka, ea, np.float64)
-    qa, ka, ea = (x.astype(work, copy=False) for x in (qa, ka, ea))
-    logits = qa @ np.swapaxes(ka, -1, -2)  # (..., q, k)
-    i = np.arange(q_len)[:, None] + (k_len - q_len)
-    future = np.arange(k_len)[None, :] > i  # (q, k)
-    with np.errstate(over="ignore"):
-        gates = np.where(future, 0.0, 1.0 / (1.0 + np.exp(-s * logits)))
-    pos = np.minimum(np.flip(np.cumsum(np.flip(gates, -1), -1), -1), npos - 1)
-    lo = np.floor(pos).astype(np.int64)
-    hi = np.ceil(pos).astype(np.int64)
-    at_int = qa @ ea.T  # (..., q, npos): q_i . e[n] for every integer n
-    z_lo = np.take_along_axis(at_int, lo, -1)
-    z_hi = np.take_along_axis(at_int, hi, -1)
-    w = pos - lo
-    z = z_hi * w + z_lo * (1 - w)
-    out_dtype = np.result_type(np.asarray(q).dtype, np.asarray(k).dtype, np.asarray(pos_emb).dtype)
-    return np.where(future, -np.inf, z).astype(out_dtype, copy=False)
-
-
-def _floating(value: Any, name: str, torch_in: bool) -> Any:
-    if torch_in:
-        if not value.is_floating_point():
-            raise TypeError(f"{name} must be a floating tensor, got {_describe(value)}")
-        return value
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{name} must be a floating array, got {_describe(value)}")
-    try:
-        arr = np.asarray(value)
-    except Exception as exc:
-        raise TypeError(f"{name} must be a floating array, got {_describe(value)}") from exc
-    if arr.dtype.kind != "f":
-        raise TypeError(f"{name} must be a floating array, got {_describe(arr)}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite, got an array holding inf or nan")
-    return arr
-
-
-def _cope_torch(qa: Any, ka: Any, ea: Any, s: float, q: Any, npos: int) -> Any:
-    torch = sys.modules["torch"]
-    work = torch.promote_types(torch.promote_types(qa.dtype, ka.dtype), ea.dtype)
-    out_dtype = work
-    work = torch.promote_types(work, torch.float32)
-    qa, ka, ea = qa.to(work), ka.to(work), ea.to(work)
-    q_len, k_len = qa.shape[-2], ka.shape[-2]
-    logits = qa @ ka.transpose(-1, -2)
-    i = torch.arange(q_len, device=qa.device)[:, None] + (k_len - q_len)
-    future = torch.arange(k_len, device=qa.device)[None, :] > i
-    gates = torch.where(future, 0.0, torch.sigmoid(s * logits))
-    pos = gates.flip(-1).cumsum(-1).flip(-1).clamp(max=npos - 1)
-    lo = pos.floor()
-    hi = pos.ceil()
-    at_int = qa @ ea.transpose(-1, -2)
-    z_lo = at_int.gather(-1, lo.long())
-    z_hi = at_int.gather(-1, hi.long())
-    w = pos - lo
-    z = z_hi * w + z_lo * (1 - w)
-    return torch.where(future, -math.inf, z).to(out_dtype)
+        with np.errstate(over="ignore"):  # i - j past float64: read as 2 * its half
+            x = np.maximum(i - j, 0.0)
+        big = np.maximum(i, big_l)
+        num = _log1p_mul(cc, x, np.maximum(i / 2 - j / 2, 0.0), False)
+        den = _log1p_mul(cc, big, big / 2, False)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # other branches
+            tiny = (cc * big < 2.0**-60) & (x <= big)
+            ratio = np.where(tiny, x / big, num / den)
+    return _out(ratio, q_torch, dtype)
 
 
 @overload

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import _describe, as_positions, check_base, compiling, result_dtype
+from ._array import _describe, as_positions, compiling, result_dtype
 from ._typing import DTypeLike, FloatArray, PositionsLike
 
 if TYPE_CHECKING:
@@ -242,7 +242,10 @@ class LayerRope:
         ready for ``rope_frequencies(dim, base=base, scaling=scaling)``; None for plain RoPE
         (or no RoPE).
     partial_rotary_factor : float
-        The rotated share of the head dim (1.0: all of it).
+        The rotated share of the head dim (1.0: all of it), as the model's code rotates it:
+        ``rotary_dim / head_dim`` of :meth:`posenc.hf.Scheme.layer` (GPT-J's ``rotary_dim`` 64
+        of 256: 0.25; Moonshine's 46 of 52); ``round(head_dim * partial_rotary_factor)``
+        features rotate, the first ones.
     window : int or None
         ``"sliding"``: a causal layer's query ``i`` sees keys ``i - window < j <= i``
         (Gemma, Cohere2); ModernBERT's bidirectional one sees ``|i - j| <= window``
@@ -264,125 +267,18 @@ class LayerRope:
     pairing: str
 
 
-# model_type -> (nested rope parameters?, (global theta key, default), (local key, default),
-#                rope_scaling applies to the local layers too?)
-_NESTED = {
-    "gemma3_text": (("rope_theta", 1_000_000.0), ("rope_local_base_freq", 10_000.0), False),
-    "modernbert": (("global_rope_theta", 160_000.0), ("local_rope_theta", 10_000.0), True),
-}
 _TYPES = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked"}
-
-
-def _getter(config: Any) -> Any:
-    if isinstance(config, Mapping):
-
-        def get(key: str, default: Any = None) -> Any:
-            value = config.get(key)
-            return default if value is None else value
-
-    else:
-
-        def get(key: str, default: Any = None) -> Any:
-            value = getattr(config, key, None)
-            return default if value is None else value
-
-    return get
-
-
-def _checked_layer_types(types: Any, n: int | None, where: str) -> list[str]:
-    """A config's ``layer_types`` (read from ``where``): strings, one per layer when ``n`` is
-    known. Shared with posenc.hf, which reads the same key."""
-    if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
-        raise TypeError(f"{where} must be a list of strings, got {_describe(types)}")
-    if n is not None and len(types) != n:
-        raise ValueError(f"{where} must have num_hidden_layers = {n} entries, got {len(types)}")
-    return list(types)
-
-
-def _layer_types(get: Any, model_type: str, n: int | None) -> list[str]:
-    types = get("layer_types")
-    if types is not None:
-        return _checked_layer_types(types, n, "config['layer_types']")
-    if n is None:
-        raise ValueError("config must hold 'num_hidden_layers' or 'layer_types', got neither")
-    if model_type == "modernbert":  # layer 0 is global, then every n-th
-        every = _int(
-            get("global_attn_every_n_layers", 3), "config['global_attn_every_n_layers']", minimum=1
-        )
-        return ["sliding_attention" if i % every else "full_attention" for i in range(n)]
-    default = {"gemma3_text": 6, "cohere2": 4, "gemma2": 2}.get(model_type)
-    if default is not None:  # the last layer of each group is global
-        key = "config['sliding_window_pattern']"
-        pattern = 2 if model_type == "gemma2" else get("sliding_window_pattern", default)
-        pattern = _int(pattern, key, minimum=1)
-        return ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
-    if model_type == "llama4_text":
-        nope = set(
-            llama4_nope_layers(
-                n,
-                no_rope_layers=get("no_rope_layers"),
-                no_rope_layer_interval=get("no_rope_layer_interval", 4),
-            )
-        )
-        return ["full_attention" if i in nope else "chunked_attention" for i in range(n)]
-    return ["full_attention"] * n
-
-
-def _params(get: Any, model_type: str, layer_type: str) -> dict[str, Any]:
-    rp = get("rope_parameters")
-    if rp is not None and not isinstance(rp, Mapping):
-        raise TypeError(f"config['rope_parameters'] must be a dict, got {_describe(rp)}")
-    rp = dict(rp or {})
-    nested = any(k in _TYPES for k in rp)
-    legacy = get("rope_scaling")
-    if legacy is not None and not isinstance(legacy, Mapping):
-        raise TypeError(f"config['rope_scaling'] must be a dict, got {_describe(legacy)}")
-    if legacy is not None and (dict(legacy) == rp or any(k in _TYPES for k in legacy)):
-        legacy = None  # transformers' config objects alias rope_scaling to rope_parameters
-    if model_type in _NESTED:
-        (gkey, gdef), (lkey, ldef), both = _NESTED[model_type]
-        if rp and not nested:
-            raise ValueError(
-                f"config['rope_parameters'] of a {model_type} config must be nested by layer "
-                f"type ('full_attention', 'sliding_attention'), got keys {sorted(rp)}"
-            )
-        out = dict(rp.get(layer_type) or {"rope_type": "default"})
-        if legacy is not None and (layer_type == "full_attention" or both):
-            out.update(legacy)
-        if layer_type == "full_attention":
-            out.setdefault("rope_theta", get(gkey, gdef))
-        else:
-            out.setdefault("rope_theta", get(lkey, ldef))
-    else:
-        if nested:
-            if rp.get(layer_type) is None:
-                raise ValueError(
-                    f"config['rope_parameters'] has no entry for layer type {layer_type!r}"
-                )
-            out = dict(rp[layer_type])
-        else:
-            out = dict(legacy or rp)
-        default = 500_000.0 if model_type == "llama4_text" else 10_000.0
-        out.setdefault("rope_theta", get("rope_theta", default))
-        if get("partial_rotary_factor") is not None:
-            out.setdefault("partial_rotary_factor", get("partial_rotary_factor"))
-    rope_type = out.pop("type", None)
-    out.setdefault("rope_type", rope_type or "default")
-    if out["rope_type"] in ("llama3", "yarn", "longrope", "dynamic"):
-        original = get("original_max_position_embeddings")
-        if original is not None and out["rope_type"] != "dynamic":
-            out["original_max_position_embeddings"] = original
-        else:
-            out.setdefault("original_max_position_embeddings", get("max_position_embeddings"))
-    return out
 
 
 def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
     """Experimental. The RoPE parameters of layer ``layer`` (from 0) of a model config.
 
     Reads a ``config.json`` dict (old keys or transformers-5 keys) or a ``transformers`` config
-    object, and resolves them the way transformers 5.23 does (``convert_rope_params_to_dict``,
-    ``standardize_rope_params`` and the models' default patterns). Keys read (None = absent):
+    object, and resolves them the way transformers' config class of its ``model_type`` does
+    (``convert_rope_params_to_dict``, ``standardize_rope_params``, the class's defaults and
+    ``attribute_map``, the models' default patterns): the one reading of :mod:`posenc.hf`,
+    whose :func:`posenc.hf.describe` gives the same base, scaling and layer kinds. Keys read
+    (None = absent):
 
     - ``model_type``: picks the defaults below; ``"gemma3"`` and ``"llama4"`` (multimodal)
       are read through their ``text_config``. Any other type is generic.
@@ -390,15 +286,20 @@ def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
       ``"chunked_attention"``), else the model's default pattern: Gemma 3 and Cohere2 make
       layer ``i`` full when ``(i + 1) % sliding_window_pattern == 0`` (defaults 6 and 4),
       Gemma 2 alternates (1, 3, 5, ... full), ModernBERT makes it full when
-      ``i % global_attn_every_n_layers == 0`` (default 3: layer 0 is global), Llama 4 reads
-      ``no_rope_layers`` / ``no_rope_layer_interval`` (see :func:`llama4_nope_layers`);
-      generic configs without ``layer_types``: every layer full.
+      ``i % global_attn_every_n_layers == 0`` (default 3: layer 0 is global), Llama 4 and
+      SmolLM3 read ``no_rope_layers`` / ``no_rope_layer_interval`` for their NoPE layers (see
+      :func:`llama4_nope_layers`); generic configs without ``layer_types``: every layer full.
     - ``rope_parameters`` (flat, or nested by layer type), ``rope_scaling`` (legacy),
       ``rope_theta``, ``partial_rotary_factor``, ``max_position_embeddings`` and
       ``original_max_position_embeddings``; Gemma 3: ``rope_local_base_freq`` (default 10000)
       and ``rope_theta`` (default 1e6), ``rope_scaling`` on full layers only; ModernBERT:
       ``local_rope_theta`` (10000) and ``global_rope_theta`` (160000), ``rope_scaling`` on both;
-      others: ``rope_theta`` (default 10000; Llama 4 500000), on every rotating layer.
+      others: ``rope_theta`` (default: the config class's, 10000 for most, Llama 4 500000), on
+      every rotating layer. The top-level ``original_max_position_embeddings`` wins over one in
+      a flat ``rope_scaling`` (as in transformers); dynamic scaling takes
+      ``max_position_embeddings`` as the trained length. ``partial_rotary_factor`` is
+      reported where the model's code reads it (1.0 for Llama, whose default RoPE spans the
+      whole head).
     - Windows: ``sliding_window`` (Gemma, Cohere2, generic), ``local_attention`` (ModernBERT;
       the window is ``local_attention // 2``), ``attention_chunk_size`` (Llama 4).
     - Gemma 3's ``use_bidirectional_attention`` (EmbeddingGemma) is refused, not guessed.
@@ -449,70 +350,79 @@ def layer_rope_parameters(config: Any, layer: int) -> LayerRope:
         raise TypeError(
             f"config must be a dict or a config object with model_type, got {_describe(config)}"
         )
-    get = _getter(config)
-    model_type = get("model_type", "")
-    if not isinstance(model_type, str):
+    from .hf.conventions import CONVENTIONS
+    from .hf.read import read_generic
+    from .hf.schema import ModelRow
+
+    model_type = config.get("model_type") if isinstance(config, Mapping) else config.model_type
+    if model_type is None:
+        config = {**config, "model_type": ""} if isinstance(config, Mapping) else config
+    elif not isinstance(model_type, str):
         raise TypeError(f"config['model_type'] must be a string, got {_describe(model_type)}")
-    if model_type in ("gemma3", "llama4"):
-        text = get("text_config")
-        if text is None:
-            raise ValueError(f"config of model_type {model_type!r} must hold 'text_config'")
-        if not (isinstance(text, Mapping) or hasattr(text, "model_type")):
-            raise TypeError(f"config['text_config'] must be a dict, got {_describe(text)}")
-        get = _getter(text)
-        model_type = model_type + "_text"
-    if model_type == "gemma3_text" and get("use_bidirectional_attention"):
+    # one reading of the config, describe's: a type posenc.hf has no row for is read by its
+    # keys (the generic row); the layer is the Scheme's layer, turned into a LayerRope
+    if isinstance(layer, bool) or not isinstance(layer, numbers.Integral):
+        raise TypeError(f"layer must be an integer, got {_describe(layer)}")
+    scheme, cfg, row = read_generic(config, ModelRow("llama"))
+    if cfg.bool("use_bidirectional_attention", False) and cfg.model_type == "gemma3_text":
         raise ValueError(
             "config['use_bidirectional_attention']=True (Gemma 3 as an encoder) is not supported"
         )
-    n_raw, key = get("num_hidden_layers"), "config['num_hidden_layers']"
-    n = None if n_raw is None else _int(n_raw, key, minimum=1, maximum=_LAYERS)
-    types = _layer_types(get, model_type, n)
-    if isinstance(layer, bool) or not isinstance(layer, numbers.Integral):
-        raise TypeError(f"layer must be an integer, got {_describe(layer)}")
-    if not 0 <= int(layer) < len(types):
-        raise ValueError(f"layer must be in [0, {len(types)}) (layers count from 0), got {layer}")
-    i = int(layer)
-    layer_type = types[i]
-    if layer_type not in _TYPES:
+    if scheme.kind != "rope":
         raise ValueError(
-            f"config['layer_types'][{i}] must be one of {sorted(_TYPES)}, got {layer_type!r}"
+            f"config['model_type'] {scheme.model_type!r} is {scheme.kind!r}, not RoPE: "
+            "layer_rope_parameters describes rotary layers (see posenc.hf.describe)"
         )
-    kind = _TYPES[layer_type]
-    rope = True
-    if model_type == "cohere2":
-        rope = kind == "sliding"
-    elif model_type == "llama4_text":
-        nope = llama4_nope_layers(
-            len(types),
-            no_rope_layers=get("no_rope_layers"),
-            no_rope_layer_interval=get("no_rope_layer_interval", 4),
+    n = scheme.num_layers
+    if not 0 <= int(layer) < n:
+        raise ValueError(f"layer must be in [0, {n}) (layers count from 0), got {layer}")
+    i = int(layer)
+    spec = scheme.layer(i)
+    kind = _TYPES.get(spec.layer_type)
+    if spec.kind == "none":
+        raise ValueError(
+            f"layer {i} of this {scheme.model_type} config is a {spec.layer_type} layer, which "
+            "takes no positions and is none of a LayerRope's kinds: see "
+            f"posenc.hf.describe(config).layer({i})"
         )
-        rope = i not in nope
-    window = None
-    if kind == "sliding":
-        if model_type == "modernbert":
-            w = get("local_attention", 128)
-            window = _int(w, "config['local_attention']", minimum=1) // 2
-        else:
-            default = 4096 if model_type in ("gemma2", "gemma3_text", "cohere2") else None
-            w = get("sliding_window", default)
-            if w is None:
-                raise ValueError(f"config['sliding_window'] is needed by sliding layer {i}")
-            window = _int(w, "config['sliding_window']", minimum=1)
-    elif kind == "chunked":
-        w = get("attention_chunk_size", 8192 if model_type == "llama4_text" else None)
-        if w is None:
-            raise ValueError(f"config['attention_chunk_size'] is needed by chunked layer {i}")
-        window = _int(w, "config['attention_chunk_size']", minimum=1)
-    pairing = "interleaved" if model_type in ("cohere2", "llama4_text") else "half"
-    bidirectional = model_type == "modernbert"
-    if not rope:
-        return LayerRope(kind, False, None, None, 1.0, window, bidirectional, pairing)
-    params = _params(get, model_type, layer_type)
-    base = check_base(params.pop("rope_theta"), name=f"config rope_theta of layer {i}")
-    prf = params.pop("partial_rotary_factor", 1.0)
-    if isinstance(prf, bool) or not isinstance(prf, numbers.Real) or not 0 < prf <= 1:
-        raise ValueError(f"config['partial_rotary_factor'] must be in (0, 1], got {prf!r}")
-    scaling = None if params == {"rope_type": "default"} else MappingProxyType(params)
-    return LayerRope(kind, True, base, scaling, float(prf), window, bidirectional, pairing)
+    if kind is None:
+        raise ValueError(
+            f"config['layer_types'][{i}] must be one of {sorted(_TYPES)}, got {spec.layer_type!r}"
+        )
+    if kind in ("sliding", "chunked") and spec.window is None:
+        key = "sliding_window" if kind == "sliding" else "attention_chunk_size"
+        raise ValueError(f"config['{key}'] is needed by {kind} layer {i}")
+    conv = CONVENTIONS[row.convention]
+    if spec.kind == "nope":
+        pairing = conv.pairing if row.pairing is None else row.pairing
+        return LayerRope(kind, False, None, None, 1.0, spec.window, row.bidirectional, pairing)
+    beyond = _beyond_layer_rope(spec)
+    if beyond:
+        raise ValueError(
+            f"layer {i} of this {scheme.model_type} config {beyond}, which a LayerRope cannot "
+            "say: use posenc.hf.describe(config).rotate"
+        )
+    assert spec.head_dim and spec.rotary_dim and spec.pairing  # set on every rotary layer
+    return LayerRope(
+        kind,
+        True,
+        spec.base,
+        None if spec.scaling is None else MappingProxyType(dict(spec.scaling)),
+        spec.rotary_dim / spec.head_dim,
+        spec.window,
+        row.bidirectional,
+        spec.pairing,
+    )
+
+
+def _beyond_layer_rope(spec: Any) -> str:
+    """What of a rotary layer a LayerRope (base, scaling, leading share, half/interleaved
+    pairing) cannot express; empty when it can express all of it."""
+    checks = (
+        (spec.slot == "tail", "rotates the last features of a head (MLA)"),
+        (spec.pairing not in ("half", "interleaved"), f"pairs features as {spec.pairing!r}"),
+        (spec.proportional_angles is not None, "turns only some of its pairs"),
+        (spec.angle_sign != 1, "turns by negative angles"),
+        (spec.rotated_heads is not None, "rotates only some heads"),
+    )
+    return "; ".join(why for bad, why in checks if bad)

@@ -322,8 +322,10 @@ def mrope_position_ids(
         Patches merged per side into one token (HF ``vision_config.spatial_merge_size``).
     tokens_per_second : float, optional
         Qwen2.5-VL's ``vision_config.tokens_per_second``: video frame ``k`` gets temporal id
-        ``start + floor(k * tokens_per_second * seconds_per_grid)``. None (Qwen2-VL, Qwen3-VL):
-        frame ``k`` gets ``start + k``. Images are never scaled.
+        ``start + floor(k * tokens_per_second * seconds_per_grid)``, the product formed in
+        float32 as transformers does (its processor stores ``second_per_grid_ts`` as float32:
+        pass that float32 value). None (Qwen2-VL, Qwen3-VL): frame ``k`` gets ``start + k``.
+        Images are never scaled.
     resume : {"max", "spatial"}, default "max"
         Where the counter goes after a grid. ``"max"``: the largest id of the grid + 1 (Qwen's
         release code and transformers 4.x). ``"spatial"``: ``start + max(h, w) / m``
@@ -345,7 +347,8 @@ def mrope_position_ids(
         or array.
     ValueError
         An unknown segment kind, a size < 1, a grid side not divisible by
-        ``spatial_merge_size``, ``seconds_per_grid`` without ``tokens_per_second``, rows of
+        ``spatial_merge_size``, ``seconds_per_grid`` without ``tokens_per_second``, a time
+        step ``tokens_per_second * seconds_per_grid`` past float32's range, rows of
         different lengths, more than ``2**31`` tokens in a row, bad ``resume``.
 
     See Also
@@ -427,7 +430,11 @@ def _row(layout: Any, b: int, merge: int, tps: float | None, mode: str) -> IntAr
             parts.append(np.zeros((3, n), dtype=np.int64))
         else:
             t, gh, gw, interval = grid
-            tt = np.floor(np.arange(t, dtype=np.float64) * interval).astype(np.int64)
+            if isinstance(interval, np.float32):  # as HF: arange(t) * step in float32
+                frames = np.arange(t, dtype=np.int64).astype(np.float32)
+                tt = (frames * interval).astype(np.int64)  # truncation: HF's .long()
+            else:  # an integer step (1, or an int tokens_per_second): exact
+                tt = np.arange(t, dtype=np.int64) * interval
             grids = np.meshgrid(tt, np.arange(gh), np.arange(gw), indexing="ij")
             block = cur + np.stack(grids).reshape(3, -1).astype(np.int64)
             parts.append(block)
@@ -462,7 +469,10 @@ def _segment(seg: Any, where: str, merge: int, tps: float | None) -> tuple[str, 
             raise ValueError(
                 f"{where}: grid {a} = {side} is not divisible by spatial_merge_size = {merge}"
             )
-    interval = 1.0
+    # a video's time step as transformers forms it: tokens_per_second times the processor's
+    # float32 second_per_grid_ts, in float32; without it HF multiplies by tokens_per_second
+    # itself, exactly for an int (its config's type), in float32 (torch's default) for a float
+    interval: np.float32 | int = 1
     if len(seg) == 3:
         sec = check_scalar(seg[2], name=f"{where} seconds_per_grid")
         if sec <= 0:
@@ -472,15 +482,26 @@ def _segment(seg: Any, where: str, merge: int, tps: float | None) -> tuple[str, 
                 f"{where} gives seconds_per_grid but tokens_per_second is None (only Qwen2.5-VL "
                 "scales time); pass tokens_per_second or drop seconds_per_grid"
             )
-        interval = tps * sec
+        with np.errstate(over="ignore", under="ignore"):  # an overflow is refused just below
+            interval = np.float32(tps) * np.float32(sec)
     elif kind == "video" and tps is not None:
-        interval = tps  # HF's default second_per_grid_ts of 1
+        sec = 1.0
+        if tps.is_integer() and tps <= MAX_TOKENS:
+            interval = int(tps)
+        else:
+            with np.errstate(over="ignore", under="ignore"):
+                interval = np.float32(tps)
+    if not np.isfinite(interval):
+        raise ValueError(
+            f"{where}: tokens_per_second * seconds_per_grid = {tps:g} * {sec:g} overflows "
+            "float32 (transformers forms the time step in float32)"
+        )
     n = t * (h // merge) * (w // merge)
     if n > MAX_TOKENS:
         raise ValueError(f"{where}: grid {(t, h, w)} is too large (at most 2**31 tokens)")
-    if (t - 1) * interval > MAX_TOKENS:
+    if (t - 1) * float(interval) > MAX_TOKENS:
         raise ValueError(
-            f"{where}: the time ids of grid {(t, h, w)} reach {(t - 1) * interval:g}, past 2**31: "
-            "tokens_per_second * seconds_per_grid is too large"
+            f"{where}: the time ids of grid {(t, h, w)} reach {(t - 1) * float(interval):g}, "
+            "past 2**31: tokens_per_second * seconds_per_grid is too large"
         )
     return kind, n, (t, h // merge, w // merge, interval)

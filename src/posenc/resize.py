@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import _describe, is_torch
+from ._array import _describe, check_memory, is_torch
 from ._typing import FloatArray
 
 if TYPE_CHECKING:
@@ -123,7 +123,9 @@ def resize_position_embeddings(
         ``table`` not a floating array, grid or option of the wrong kind.
     ValueError
         ``table`` too small or not matching ``old_grid``, a non-square grid count without
-        ``old_grid``, ``mode`` unknown, ``align_corners``/``antialias`` with a mode that has none.
+        ``old_grid``, ``mode`` unknown, ``align_corners``/``antialias`` with a mode that has none,
+        a ``new_grid`` whose result needs more bytes than the table's device holds (refused
+        before allocating, with its size).
     ImportError
         NumPy input without torch installed.
 
@@ -154,7 +156,9 @@ def resize_position_embeddings(
             ) from exc
         if table.dtype == np.longdouble and np.longdouble != np.float64:
             raise TypeError("table must be float16, float32 or float64, got float128")
-        t = torch.from_numpy(np.ascontiguousarray(table))
+        # torch reads native byte order only: a big-endian table is read in the native one
+        # (same values) and the result is given back in the table's own dtype
+        t = torch.from_numpy(np.ascontiguousarray(table, dtype=table.dtype.newbyteorder("=")))
     if t.ndim < 2:
         raise ValueError(f"table must have shape (..., rows, dim), got {tuple(t.shape)}")
     new = _grid(new_grid, "new_grid")
@@ -205,6 +209,12 @@ def resize_position_embeddings(
         raise ValueError(f"table must have at least one feature column, got {tuple(t.shape)}")
     lead = tuple(t.shape[:-2])
     batch = math.prod(lead)
+    rows_out = prefix + new[0] * new[1]
+    check_memory(
+        batch * rows_out * dim * t.element_size(),
+        what=f"new_grid {new_grid!r} (a table of {batch} x {rows_out} x {dim} {t.dtype} entries)",
+        device=t.device,
+    )
     flat = t.reshape(batch, n_rows, dim)
     head, grid = flat[:, :prefix], flat[:, prefix:]
     grid = grid.reshape(batch, old[0], old[1], dim).permute(0, 3, 1, 2)  # (B, dim, rows, cols)
@@ -217,4 +227,4 @@ def resize_position_embeddings(
     out = torch.nn.functional.interpolate(work, **kwargs).to(grid.dtype)
     out = out.permute(0, 2, 3, 1).reshape(batch, new[0] * new[1], dim)  # (B, new rows * cols, dim)
     result = torch.cat((head, out), dim=1).reshape(*lead, prefix + new[0] * new[1], dim)
-    return result if torch_in else result.numpy()
+    return result if torch_in else result.numpy().astype(table.dtype, copy=False)

@@ -52,20 +52,19 @@ is one position for every token.
 
 from __future__ import annotations
 
-import math
 import numbers
 import sys
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from . import _rope_torch
 from ._array import (
     _describe,
     as_positions,
     check_base,
     check_choice,
     check_dim,
-    compiling,
     is_count,
     is_torch,
 )
@@ -184,6 +183,11 @@ def apply_rope(
     is rounded by ``|m| 2**-53`` rad (``5.8e-5 * max|x|`` at ``2**40``). Under
     ``torch.compile(fullgraph=True)`` and ``torch.export`` it traces without a graph break.
 
+    Speed (torch, eager): interleaved pairs take one complex multiply, as Meta's Llama code
+    does; half pairs two element-wise ops over ``x``. On Linux a CPU output of 4 MiB or more
+    is advised for transparent huge pages, which makes faulting it in several times cheaper
+    (most of the time of such a call; the kernel's THP setting decides whether it applies).
+
     References
     ----------
     Su et al., "RoFormer: Enhanced Transformer with Rotary Position Embedding",
@@ -211,8 +215,14 @@ def apply_rope(
     base, seq_len = check_base(base), None if seq_len is None else _positive_int(seq_len, "seq_len")
     inv_freq, factor = rope_frequencies(rot, base=base, scaling=scaling, seq_len=seq_len)
     pos = _fit_positions(positions, arr)
+    out: Tensor | FloatArray
+    if is_torch(arr) and _rope_torch.eager(arr, pos):  # cos + i sin straight from the angles
+        cis = _rope_torch.cis(pos, inv_freq, factor, _rope_torch.work_dtype(arr))
+        tables = _rope_torch.tables_from_cis(cis, pair)
+        out = _rope_torch.rotate(arr, tables, pairing=pair, rot=rot)
+        return out
     cos, sin = _cos_sin(pos, inv_freq, factor, dtype=_work_dtype(arr))
-    out: Tensor | FloatArray = _rotate(arr, cos, sin, pairing=pair, rotary_dim=rot)
+    out = _rotate(arr, cos, sin, pairing=pair, rotary_dim=rot)
     return out
 
 
@@ -402,11 +412,21 @@ def _cos_sin(pos: Any, inv_freq: FloatArray, factor: float, dtype: Any = None) -
     return cos, sin
 
 
-def _rotate(x: Any, cos: Any, sin: Any, *, pairing: str, rotary_dim: int) -> Any:
-    """Rotate the first ``rotary_dim`` features of ``x`` by precomputed cos/sin (any float dtype)."""
+def _rotate(
+    x: Any, cos: Any, sin: Any, *, pairing: str, rotary_dim: int, tables: Any = None
+) -> Any:
+    """Rotate the first ``rotary_dim`` features of ``x`` by precomputed cos/sin (any float dtype).
+
+    For torch, ``tables`` (from :func:`posenc._rope_torch.tables`) may be passed in place of a
+    second computation of them (q and k sharing one cos/sin).
+    """
     rot, half = rotary_dim, rotary_dim // 2
     if is_torch(x):
-        return _rotate_torch(x, cos, sin, pairing=pairing, rot=rot)
+        if not _rope_torch.eager(x, cos, sin):
+            return _rope_torch.rotate_functional(x, cos, sin, pairing=pairing, rot=rot)
+        if tables is None:
+            tables = _rope_torch.tables(cos, sin, pairing, _rope_torch.work_dtype(x))
+        return _rope_torch.rotate(x, tables, pairing=pairing, rot=rot)
     work = np.float64 if x.dtype.itemsize >= 8 else np.float32
     cos, sin = cos.astype(work, copy=False), sin.astype(work, copy=False)
     xr = x[..., :rot].astype(work, copy=False)
@@ -420,104 +440,3 @@ def _rotate(x: Any, cos: Any, sin: Any, *, pairing: str, rotary_dim: int) -> Any
         out = np.concatenate((a * cos - b * sin, a * sin + b * cos), axis=-1)
     out = out.astype(x.dtype, copy=False)
     return out if rot == x.shape[-1] else np.concatenate((out, x[..., rot:]), axis=-1)
-
-
-# The half-pairing (and strided) torch path works on slabs of about this many bytes, so that the
-# two multiply-adds after the first multiply find dst in cache.
-_CHUNK_BYTES = 2**20
-
-
-def _complex_viewable(t: Any) -> bool:
-    """Whether ``view_as_complex(t.unflatten(-1, (n, 2)))`` works: unit last stride, even other
-    strides and an even storage offset (``x[..., 1:9]`` and ``x[..., ::2]`` are not)."""
-    return (
-        t.dim() >= 1
-        and t.stride(-1) == 1
-        and all(st % 2 == 0 for st in t.stride()[:-1])
-        and t.storage_offset() % 2 == 0
-    )
-
-
-def _rotate_torch(x: Any, cos: Any, sin: Any, *, pairing: str, rot: int) -> Any:
-    """The torch rotation, written for memory traffic: one output allocation, no temporaries the
-    size of ``x`` (float32/float64 inputs), and the interleaved pairs as one complex multiply.
-
-    No branch reads a tensor's values (only shapes, strides and dtypes), so it traces under
-    ``torch.compile(fullgraph=True)`` and ``torch.export``.
-    """
-    torch = sys.modules["torch"]
-    half = rot // 2
-    work = torch.float64 if x.dtype == torch.float64 else torch.float32
-    cos, sin = cos.to(work), sin.to(work)  # (..., seq, half): small
-    if compiling() or (
-        torch.is_grad_enabled() and (x.requires_grad or cos.requires_grad or sin.requires_grad)
-    ):
-        # traced (storage offsets cannot be read, and the compiler fuses plain ops anyway) or
-        # differentiated: the same rotation in functional ops
-        return _rotate_torch_functional(x, cos, sin, pairing=pairing, rot=rot, work=work)
-    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    if x.numel() == 0:  # nothing to rotate (an empty batch or seq axis): as NumPy does
-        return out
-    src = x[..., :rot] if x.dtype == work else x[..., :rot].to(work)
-    dst = out[..., :rot] if x.dtype == work else torch.empty(src.shape, dtype=work, device=x.device)
-    if pairing == "interleaved" and _complex_viewable(src) and _complex_viewable(dst):
-        # (a + ib) * (cos + i sin): a' = a cos - b sin, b' = a sin + b cos
-        cis = torch.complex(cos, sin)
-        src_c = torch.view_as_complex(src.unflatten(-1, (half, 2)))
-        torch.mul(src_c, cis, out=torch.view_as_complex(dst.unflatten(-1, (half, 2))))
-    else:
-        # a' = a cos - b sin, b' = b cos + a sin, as dst = src * [cos, cos] and two multiply-adds,
-        # in chunks of the seq axis small enough that the multiply-adds find dst in cache
-        even = slice(0, None, 2) if pairing == "interleaved" else slice(0, half)
-        odd = slice(1, None, 2) if pairing == "interleaved" else slice(half, rot)
-        both = torch.empty(cos.shape[:-1] + (rot,), dtype=work, device=x.device)
-        both[..., even], both[..., odd] = cos, cos
-        c, sn, chunks = _slabs(src, dst, both, sin)
-        for xs, ds in chunks:
-            torch.mul(xs, c, out=ds)
-            ds[..., even].addcmul_(xs[..., odd], sn, value=-1)
-            ds[..., odd].addcmul_(xs[..., even], sn)
-    if x.dtype != work:
-        out[..., :rot].copy_(dst)
-    if rot < x.shape[-1]:
-        out[..., rot:].copy_(x[..., rot:])
-    return out
-
-
-def _slabs(src: Any, dst: Any, both: Any, sin: Any) -> tuple[Any, Any, list[tuple[Any, Any]]]:
-    """``(cos, sin, [(src_chunk, dst_chunk), ...])`` for the multiply-add path.
-
-    With one cos/sin for every leading row and contiguous ``src``/``dst``, whole ``(seq, rot)``
-    slabs of about ``_CHUNK_BYTES`` each, so the multiply-adds find ``dst`` in cache; otherwise
-    one chunk. ``src`` is not empty, so ``seq * rot > 0``.
-    """
-    seq, rot = src.shape[-2], src.shape[-1]
-    lead = math.prod(src.shape[:-2])
-    shared = all(n == 1 for n in both.shape[:-2])  # one cos/sin for every leading row
-    if shared and src.is_contiguous() and dst.is_contiguous() and lead > 1:
-        src3, dst3 = src.reshape(lead, seq, rot), dst.view(lead, seq, rot)
-        step = max(1, _CHUNK_BYTES // (seq * rot * src.element_size()))
-        chunks = [(src3[i : i + step], dst3[i : i + step]) for i in range(0, lead, step)]
-        # one position for every token (a 0-d position) gives cos/sin a seq axis of 1
-        both = both.expand(*both.shape[:-2], seq, rot)
-        sin = sin.expand(*sin.shape[:-2], seq, rot // 2)
-        return both.reshape(seq, rot), sin.reshape(seq, rot // 2), chunks
-    return both, sin, [(src, dst)]
-
-
-def _rotate_torch_functional(
-    x: Any, cos: Any, sin: Any, *, pairing: str, rot: int, work: Any
-) -> Any:
-    """The same rotation in functional ops: differentiable (``out=`` arguments do not support
-    autograd) and traceable (no storage offsets or strides read)."""
-    torch = sys.modules["torch"]
-    half = rot // 2
-    src = x[..., :rot].to(work)
-    if pairing == "interleaved":
-        a, b = src[..., 0::2], src[..., 1::2]
-        out = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
-    else:
-        a, b = src[..., :half], src[..., half:]
-        out = torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
-    out = out.to(x.dtype)
-    return out if rot == x.shape[-1] else torch.cat((out, x[..., rot:]), dim=-1)

@@ -34,6 +34,7 @@ from ._array import (
     check_base,
     check_choice,
     check_length,
+    check_memory,
     is_count,
     is_torch,
     like_spec,
@@ -132,7 +133,8 @@ def rope_2d_positions(
     ------
     TypeError, ValueError
         A size not a non-negative integer, a grid not divisible by ``merge_size``, an unknown
-        ``convention``, ``merge_size`` with ``"pixtral"``, ``like`` not an array.
+        ``convention``, ``merge_size`` with ``"pixtral"``, ``like`` not an array, a result of
+        more bytes than the machine's memory (refused before allocating, with its size).
 
     References
     ----------
@@ -171,11 +173,15 @@ def rope_2d_positions(
                 f"height and width must be multiples of merge_size ({m}) with convention="
                 f"'qwen2_vl', got height={height}, width={width}"
             )
-    if height * width * frames > 2**40:
+    n = height * width * frames
+    if n > 2**40:
         raise ValueError(
-            f"height x width x frames = {height * width * frames} positions is more than 2**40: "
+            f"height x width x frames = {n} positions is more than 2**40: "
             "pass a grid that fits in memory"
         )
+    check_memory(
+        16 * n, what=f"height x width x frames = {height} x {width} x {frames} = {n} positions"
+    )
     torch_out, device, _ = like_spec(like, None)
     rows = np.arange(height).reshape(height // m, m, 1, 1)
     cols = np.arange(width).reshape(1, 1, width // m, m)

@@ -21,7 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from ._array import check_base, check_choice, check_dim
+from ._array import (
+    check_base,
+    check_choice,
+    check_dim,
+    compiling,
+    static_value,
+    traced_constant,
+)
 from ._typing import FloatArray
 
 __all__ = ["rope_frequencies"]
@@ -104,7 +111,7 @@ def rope_frequencies(
         the wrong type (named as ``scaling['key']``).
     ValueError
         ``dim`` odd or <= 0, bad ``base``, unknown ``rope_type`` (the valid ones are listed),
-        missing or unknown keys, ``factor < 1``, ``high_freq_factor <= low_freq_factor``,
+        missing or unknown keys, ``factor < 1``, ``high_freq_factor < low_freq_factor``,
         ``beta_fast < beta_slow``, factor lists of the wrong length, a length above ``2**53``,
         a YaRN ``mscale`` / ``mscale_all_dim`` whose term ``0.1 * mscale * ln(factor) + 1`` is
         <= 0 (the attention factor would flip the sign of q and k, or divide by zero), a
@@ -147,6 +154,28 @@ def rope_frequencies(
     >>> np.round(inv_freq / posenc.rope_frequencies(8)[0], 4), round(factor, 4)
     (array([1.   , 0.625, 0.25 , 0.25 ]), 1.1386)
     """
+    if compiling():
+        # traced: every number made static (see static_value), then the constant function runs
+        # once at trace time
+        return _frequencies_constant(
+            static_value(dim), static_value(base), _static_scaling(scaling), static_value(seq_len)
+        )
+    return _frequencies(dim, base, scaling, seq_len)
+
+
+def _static_scaling(scaling: Any) -> Any:
+    """``scaling`` with every number static, for the traced constant below (which needs Python
+    constants); anything unhashable or not a plain dict/list is left to its checks."""
+    if isinstance(scaling, Mapping):
+        return {k: _static_scaling(v) for k, v in scaling.items()}
+    if isinstance(scaling, (list, tuple)):
+        return type(scaling)(_static_scaling(v) for v in scaling)
+    if isinstance(scaling, numbers.Number):
+        return static_value(scaling)
+    return scaling
+
+
+def _frequencies(dim: Any, base: Any, scaling: Any, seq_len: Any) -> tuple[FloatArray, float]:
     dim = _check_width(dim, "dim")
     base = check_base(base)
     if seq_len is not None:
@@ -169,9 +198,11 @@ def rope_frequencies(
 
 # torch.compile / torch.export: the result depends only on these Python arguments, so the tracer
 # may call the function as it is and keep its result as a constant, instead of tracing its NumPy
-# arithmetic as tensor ops (which fails under torch.set_default_device). This is the flag that
-# torch.compiler.assume_constant_result sets; set here so that importing posenc never imports torch.
-rope_frequencies._dynamo_marked_constant = True  # type: ignore[attr-defined]
+# arithmetic as tensor ops (which fails under torch.set_default_device). traced_constant sets the
+# flag that torch.compiler.assume_constant_result sets, so that importing posenc never imports
+# torch. rope_frequencies makes its arguments static first: a constant function cannot take a
+# number that dynamo traces as symbolic (a base or factor that changed between calls).
+_frequencies_constant = traced_constant(_frequencies)
 
 
 def _dynamic(
@@ -218,22 +249,29 @@ def _yarn(
     beta_slow = params.get("beta_slow", 1.0)
 
     def pair_index(rotations: float) -> float:  # the pair whose wavelength fits `rotations` times
-        wavelength = trained / (
-            rotations * 2 * math.pi
-        )  # inf or 0 for extreme betas: clamped below
+        wavelength = trained / (rotations * 2 * math.pi)  # inf or 0 for extreme betas
         if wavelength == 0:
             return -math.inf
         return dim * math.log(wavelength) / (2 * math.log(base))
 
-    # HF floors/ceils, then clamps to [0, dim - 1]; clamping first is the same for integer
-    # bounds and keeps an infinite index (an extreme beta) out of floor/ceil
-    low: float = min(max(pair_index(beta_fast), 0.0), dim - 1.0)
-    high: float = min(max(pair_index(beta_slow), 0.0), dim - 1.0)
-    if params.get("truncate", True):
-        low, high = math.floor(low), math.ceil(high)
-    if low == high:
-        high += 0.001  # as in the reference code: avoids 0 / 0
-    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    # As transformers' find_correction_range and the code released with the paper: floor the
+    # low bound and ceil the high one, then clamp low from below only (>= 0) and high from
+    # above only (<= dim - 1). The two bounds may then cross (low > high, a long trained length
+    # or a small base): the ramp then runs backwards, and HF's blend with it is what a checkpoint
+    # expects, so it is kept. Note the ramp runs over dim // 2 pairs but the clamp is dim - 1.
+    low = max(pair_index(beta_fast), 0.0)
+    high = min(pair_index(beta_slow), dim - 1.0)
+    pairs = np.arange(dim // 2, dtype=np.float64)
+    if low == math.inf or high == -math.inf:
+        # an index past float64 (a beta near 0 or past 1e300; HF's floor/ceil raise here): the
+        # limit of HF's ramp, 1 (interpolate every pair) as low -> inf, 0 as high -> -inf
+        ramp = np.full(dim // 2, 1.0 if low == math.inf else 0.0)
+    else:
+        if params.get("truncate", True):
+            low, high = float(math.floor(low)), float(math.ceil(high))
+        if low == high:
+            high += 0.001  # as in the reference code: avoids 0 / 0
+        ramp = np.clip((pairs - low) / (high - low), 0.0, 1.0)
     inv_freq = (plain / factor) * ramp + plain * (1.0 - ramp)
     return inv_freq, float(attention)
 
@@ -259,6 +297,8 @@ def _llama3(params: dict[str, Any], plain: FloatArray) -> FloatArray:
     wavelen = 2 * math.pi / plain
     low_wavelen, high_wavelen = trained / low_ff, trained / high_ff
     out = np.where(wavelen > low_wavelen, plain / factor, plain)
+    if high_ff == low_ff:  # no middle band (Llama 4 Scout): divide or keep, nothing between
+        return out
     smooth = (trained / wavelen - low_ff) / (high_ff - low_ff)
     medium = ~(wavelen < high_wavelen) & ~(wavelen > low_wavelen)
     result: FloatArray = np.where(medium, (1 - smooth) * out / factor + smooth * out, out)
@@ -398,9 +438,10 @@ def _check_scaling(scaling: Any, dim: int, base: float) -> tuple[str, dict[str, 
             f"scaling['beta_fast'] must be >= scaling['beta_slow'] (defaults 32 and 1), got "
             f"beta_fast={params.get('beta_fast', 32.0):g} and beta_slow={params.get('beta_slow', 1.0):g}"
         )
-    if rope_type == "llama3" and params["high_freq_factor"] <= params["low_freq_factor"]:
+    if rope_type == "llama3" and params["high_freq_factor"] < params["low_freq_factor"]:
+        # equal factors are Llama 4 Scout's: transformers warns, and the middle band is empty
         raise ValueError(
-            "scaling['high_freq_factor'] must be > scaling['low_freq_factor'], got "
+            "scaling['high_freq_factor'] must be >= scaling['low_freq_factor'], got "
             f"high_freq_factor={params['high_freq_factor']:g} and low_freq_factor={params['low_freq_factor']:g}"
         )
     if rope_type == "longrope" and "factor" not in params and "attention_factor" not in params:

@@ -11,7 +11,9 @@ The scales are computed in float64 and multiplied into RoPE's cos and sin before
 so the result is exact to the working dtype, as :func:`posenc.apply_rope` is. Any centre ``c``
 (scales ``zeta ** ((n - c) / B)``) gives the same scores; the centre only keeps the scales in
 range (``zeta_0 ** (-n / B)`` passes float16's maximum at ``|n - c|`` of about 4500 and
-float32's at about 36000). A scale that overflows or underflows the working dtype is refused.
+float32's at about 36000). A scale outside the normal range of the working dtype or of q's and
+k's own dtype (float16: ``[6.1e-5, 65504]``, ``|n - c|`` up to about 3966 with the defaults), or
+a scaled q or k that overflows its dtype, is refused by name instead of returning inf or 0.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ._array import (
     compiling,
     is_torch,
     result_dtype,
+    traced_constant,
 )
 from ._typing import ArrayLike, FloatArray, Pairing, PositionsLike
 from .rope import PAIRINGS, _check_x, _cos_sin, _fit_positions, _rotate, _work_dtype
@@ -201,8 +204,9 @@ def apply_xpos(
     TypeError, ValueError
         As :func:`posenc.apply_rope` for ``q``, ``k`` and ``positions`` (naming the argument);
         head dims that differ or are odd; ``scale_base`` or ``gamma`` not a finite number > 0;
-        ``center`` not finite; a scale ``zeta ** (+-(n - c) / B)`` that overflows or underflows
-        the working dtype (float32, or float64 for float64 input).
+        ``center`` not finite; a scale ``zeta ** (+-(n - c) / B)`` outside the normal range of
+        the working dtype (float32, or float64 for float64 input) or of ``q``'s and ``k``'s
+        dtype (float16: ``[6.1e-5, 65504]``); a scaled ``q`` or ``k`` that overflows its dtype.
 
     Examples
     --------
@@ -234,7 +238,7 @@ def apply_xpos(
     c = qa.shape[-2] // 2 if center is None else check_scalar(center, name="center")
     inv_freq, _ = rope_frequencies(dim, base=base)
     outs = []
-    for x, sign in ((qa, 1.0), (ka, -1.0)):
+    for x, sign, name in ((qa, 1.0, "q"), (ka, -1.0, "k")):
         pos = _fit_positions(positions, x)
         cos, sin = _cos_sin(pos, inv_freq, 1.0)  # float64, (..., seq, dim/2)
         scale = _scale(pos, dim, sign * inv_b, g, c)
@@ -245,8 +249,14 @@ def apply_xpos(
         else:
             with np.errstate(over="ignore"):  # refused just below
                 cos, sin = cos.astype(work), sin.astype(work)
-        _check_range(cos, sin, scale)
-        outs.append(_rotate(x, cos, sin, pairing=pair, rotary_dim=dim))
+        _check_range(cos, sin, scale, x.dtype)
+        if is_torch(x):
+            out = _rotate(x, cos, sin, pairing=pair, rotary_dim=dim)
+        else:
+            with np.errstate(over="ignore"):  # an overflowing q or k is refused just below
+                out = _rotate(x, cos, sin, pairing=pair, rotary_dim=dim)
+        _check_result(out, x, name)
+        outs.append(out)
     return outs[0], outs[1]
 
 
@@ -266,9 +276,16 @@ def _positive(value: Any, name: str) -> float:
     return v
 
 
+@traced_constant  # a graph constant under torch.compile: no NumPy arithmetic is traced
+def _zeta(dim: int, gamma: float) -> FloatArray:
+    """``zeta_i = (2i/dim + gamma) / (1 + gamma)``, float64, ``dim // 2`` of them."""
+    zeta: FloatArray = (np.arange(0, dim, 2, dtype=np.float64) / dim + gamma) / (1.0 + gamma)
+    return zeta
+
+
 def _scale(pos: Any, dim: int, inv_b: float, gamma: float, center: float) -> Any:
     """``zeta ** ((pos - center) * inv_b)`` in float64, shape ``pos.shape + (dim/2,)``."""
-    zeta = (np.arange(0, dim, 2, dtype=np.float64) / dim + gamma) / (1.0 + gamma)
+    zeta = _zeta(dim, gamma)
     if is_torch(pos):
         torch = sys.modules["torch"]
         z = torch.as_tensor(zeta, device=pos.device)
@@ -280,20 +297,42 @@ def _scale(pos: Any, dim: int, inv_b: float, gamma: float, center: float) -> Any
     return out
 
 
-def _check_range(cos: Any, sin: Any, scale: Any) -> None:
-    """Refuse scales that are not finite, or that vanish, in the working dtype."""
+def _check_range(cos: Any, sin: Any, scale: Any, out_dtype: Any) -> None:
+    """Refuse scales outside the normal range of the working dtype or of the output dtype
+    (float16's is [6.1e-5, 65504]: past it the scaled q or k overflows to inf, or underflows to
+    subnormals that keep a few bits of it, or to 0)."""
     if is_torch(cos):
         torch = sys.modules["torch"]
         if compiling() or cos.device.type == "meta":
             return
-        ok = bool(torch.isfinite(cos).all() and torch.isfinite(sin).all())
-        ok = ok and bool((scale.to(cos.dtype) > 0).all())
+        infos = (torch.finfo(cos.dtype), torch.finfo(out_dtype))
+        lo, hi = (float(scale.min()), float(scale.max())) if scale.numel() else (1.0, 1.0)
     else:
-        ok = bool(np.isfinite(cos).all() and np.isfinite(sin).all())
-        ok = ok and bool((scale.astype(cos.dtype) > 0).all())
-    if not ok:
+        infos = (np.finfo(cos.dtype), np.finfo(out_dtype))
+        lo, hi = (float(scale.min()), float(scale.max())) if scale.size else (1.0, 1.0)
+    tiny = max(float(i.tiny) for i in infos)
+    big = min(float(i.max) for i in infos)
+    if not tiny <= lo <= hi <= big:
         raise ValueError(
             "positions lie too far from center: the xPos scale zeta ** (+-(n - center) / "
-            f"scale_base) overflows or underflows {cos.dtype}; pass a center near the positions "
-            "(the scores do not depend on it) or a larger scale_base"
+            f"scale_base) reaches {lo:.3g} .. {hi:.3g}, outside the normal range of {out_dtype} "
+            f"([{tiny:.3g}, {big:.3g}]); pass a center near the positions (the scores do not "
+            "depend on it) or a larger scale_base"
+        )
+
+
+def _check_result(out: Any, x: Any, name: str) -> None:
+    """Refuse a scaled q or k that overflows its dtype although ``x`` is finite (``|x|`` near the
+    dtype's maximum, times a scale above 1)."""
+    if is_torch(out):
+        torch = sys.modules["torch"]
+        if compiling() or out.device.type == "meta":
+            return
+        bad = not bool(torch.isfinite(out).all()) and bool(torch.isfinite(x).all())
+    else:
+        bad = not bool(np.isfinite(out).all()) and bool(np.isfinite(x).all())
+    if bad:
+        raise ValueError(
+            f"{name} times its xPos scale overflows {x.dtype} (a finite {name} gave inf): pass "
+            f"{name} in a wider dtype, a center near the positions, or a larger scale_base"
         )

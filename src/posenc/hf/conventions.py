@@ -89,7 +89,7 @@ _CONVENTIONS = {
         ),
         pitfalls_zh=(
             "配对的是相邻特征 (2i, 2i+1)，与 RoFormer 论文和 Meta 的代码相同；"
-            "用 rotate_half 的内核须先重排 q/k 的行，否则得分错误。",
+            "用 rotate_half 的内核须先重排 q/k 的行，否则分数错误。",
         ),
     ),
     "mla": Convention(
@@ -111,9 +111,9 @@ _CONVENTIONS = {
         ),
         pitfalls_zh=(
             "查询头为 [无位置部分 | 旋转部分]：只有最后 qk_rope_head_dim 个特征旋转，"
-            "频率按这一宽度计算。",
+            "频率按这一维度计算。",
             "rope_interleave 为真时，旋转部分先按偶数位在前、奇数位在后重排再做 rotate_half，"
-            "输出保持重排后的顺序（q、k 相同，得分与交错 RoPE 一致）。",
+            "输出保持重排后的顺序（q、k 相同，分数与交错 RoPE 一致）。",
             "YaRN 的 mscale_all_dim 除了影响 cos/sin，还改变 softmax 缩放"
             "（posenc.mla_softmax_scale）。",
         ),
@@ -124,7 +124,7 @@ _CONVENTIONS = {
         pairing="half",
         page="mrope",
         title_en="M-RoPE: three position ids (t, h, w) in bands of pairs (Qwen2-VL)",
-        title_zh="M-RoPE：三组位置 id (t, h, w) 按频段分配（Qwen2-VL）",
+        title_zh="M-RoPE：三组位置编号 (t, h, w) 按频段分配（Qwen2-VL）",
         pitfalls_en=(
             "position_ids are (3, batch, seq); mrope_section splits the head_dim/2 pairs into "
             "temporal, height and width bands (text tokens have t = h = w).",
@@ -132,7 +132,7 @@ _CONVENTIONS = {
         ),
         pitfalls_zh=(
             "position_ids 形状为 (3, batch, seq)；mrope_section 把 head_dim/2 个频率对分成"
-            "时间、高度、宽度三段（文本词元的 t = h = w）。",
+            "时间、高、宽三个频段（文本词元的 t = h = w）。",
             _HALF_ZH,
         ),
     ),
@@ -157,7 +157,7 @@ _CONVENTIONS = {
         "alibi",
         page="alibi",
         title_en="ALiBi: a linear bias per head on the attention scores",
-        title_zh="ALiBi：每个头在注意力得分上加线性偏置",
+        title_zh="ALiBi：每个头在注意力分数上加线性偏置",
         pitfalls_en=(
             "Slopes are 2**(-8i/n) for n a power of two; other head counts interleave the "
             "slopes of the next power of two (posenc.alibi_slopes).",
@@ -199,7 +199,7 @@ _CONVENTIONS = {
         ),
         pitfalls_zh=(
             "布局各不相同：fairseq 及其移植版先放全部正弦、再放全部余弦，位置从 padding_idx + 1 "
-            "开始；Marian 也是先正弦后余弦，但从位置 0 开始；Whisper 的频率阶梯除以 channels/2 - 1。",
+            "开始；Marian 也是先正弦后余弦，但从位置 0 开始；Whisper 的频率序列除以 channels/2 - 1。",
         ),
     ),
     "hidden_rope": Convention(
@@ -227,7 +227,7 @@ _CONVENTIONS = {
             "值向量取未旋转的隐藏状态。",
             "由于投影在旋转之后，q·k 不只依赖位置偏移：在投影之后才旋转 q、k 的移植"
             "算的是另一个模型。",
-            "位置总是 0 .. seq-1（不接受位置 id），底数取 rotary_embedding_base 而非 rope_theta。",
+            "位置总是 0 .. seq-1（不接受位置编号），底数取 rotary_embedding_base 而非 rope_theta。",
             _HALF_ZH,
         ),
     ),
@@ -250,7 +250,7 @@ _CONVENTIONS = {
         pitfalls_zh=(
             "值向量也要旋转：q、k、v 的前 rotary_dim 个特征按相同角度旋转，注意力输出因而带有"
             "位置信息；只旋转 q、k 的移植会得到不同的输出（对 v 也调用 Scheme.rotate）。",
-            "只旋转前 rotary_dim 个特征，频率按 rotary_dim 的宽度计算，其余特征原样通过。",
+            "只旋转前 rotary_dim 个特征，频率按 rotary_dim 这一维度计算，其余特征原样通过。",
             _HALF_ZH,
         ),
     ),
@@ -261,7 +261,7 @@ _CONVENTIONS = {
         page="mrope",
         axes=2,
         title_en="2-axis M-RoPE: row and column ids take turns pair by pair (NeoMME)",
-        title_zh="二轴 M-RoPE：行、列位置 id 逐对轮换（NeoMME）",
+        title_zh="二轴 M-RoPE：行、列位置编号逐对轮换（NeoMME）",
         pitfalls_en=(
             "position_ids are (2, batch, seq): (row, column) for document-image patches, the "
             "token index on both axes for text; pair j turns by the row id when j is even and by "
@@ -286,7 +286,7 @@ _CONVENTIONS = {
         page="mrope",
         layout="hw_then_t",
         title_en="M-RoPE with h and w taking turns, then t, on adjacent pairs (Ernie 4.5 VL)",
-        title_zh="h、w 逐对轮换、t 在后的 M-RoPE，相邻配对（Ernie 4.5 VL）",
+        title_zh="h、w 逐对轮换、t 在后的 M-RoPE，交错配对（Ernie 4.5 VL）",
         pitfalls_en=(
             "Pairs are adjacent features (2i, 2i+1) (rotate_half_text), and pair i keeps its "
             "own frequency base**(-2i/d); of the first mrope_section[0] + mrope_section[1] "
@@ -327,7 +327,7 @@ _CONVENTIONS = {
         ),
         pitfalls_zh=(
             "宽为 head_dim 的 cos、sin（cat(freqs, freqs)）被切成长 2 * mrope_section[i] 的若干段，"
-            "第 i 段取位置 id 第 i 个轴的角度：rotate_half 的一对特征 (j, j + d/2) 可能按两个不同轴"
+            "第 i 段取位置编号第 i 个轴的角度：rotate_half 的一对特征 (j, j + d/2) 可能按两个不同轴"
             "的角度转动，因此它不是对频率对的旋转（会改变范数），只有在各轴相同的文本上才是。",
             "position_ids 形状为 (len(mrope_section), batch, seq)：4 个轴（位置、宽、高、图像序号）"
             "或 3 个轴（宽、高、图像序号）。",
@@ -353,8 +353,17 @@ _CONVENTIONS = {
             "只有 q、k 的第一个注意力头旋转（query[:, :1]、key[:, :1]）；其余的头不带位置信息："
             "对每个头都旋转的移植算的是另一个模型。",
             "这个头按交错方式 (2i, 2i+1) 配对：代码先把特征按偶数位在前、奇数位在后重排，"
-            "再做 rotate_half，输出保持重排后的顺序（q、k 相同，得分与交错 RoPE 一致）。",
+            "再做 rotate_half，输出保持重排后的顺序（q、k 相同，分数与交错 RoPE 一致）。",
         ),
+    ),
+    "unknown": Convention(
+        "unknown",
+        "unknown",
+        pairing="",
+        slot="",
+        page="atlas",
+        title_en="not described: posenc.hf has no verified row for this model type",
+        title_zh="未描述：posenc.hf 没有此模型类型经过验证的条目",
     ),
 }
 CONVENTIONS: MappingProxyType[str, Convention] = MappingProxyType(_CONVENTIONS)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._array import check_choice
 from .conventions import CONVENTIONS
-from .registry import TRANSFORMERS_VERSION
+from .registry import TRANSFORMERS_VERSION, installed_transformers, verified_on
 
 if TYPE_CHECKING:
     from .scheme import LayerScheme, Scheme
@@ -28,6 +28,10 @@ _TEXT = {
         "notes": "Quirks of {model_type}:",
         "ignored": "Keys of rope_parameters not used by any formula: {keys}",
         "verified": "Verified against transformers {version}.",
+        "installed": (
+            "Verified against transformers {version}; transformers {installed} is installed: "
+            "re-verify with `make atlas-check` (tools/atlas_check.py)."
+        ),
         "norotate": "Positions: {kind} (no rotation of q and k).",
         "qkv": "Rotates: queries, keys and values (values rotate too, by the same angles).",
         "hidden": (
@@ -49,6 +53,10 @@ _TEXT = {
         "notes": "{model_type} 的特别之处：",
         "ignored": "rope_parameters 中未被任何公式使用的键：{keys}",
         "verified": "已与 transformers {version} 核对。",
+        "installed": (
+            "已与 transformers {version} 核对；当前安装的是 transformers {installed}："
+            "可用 `make atlas-check`（tools/atlas_check.py）重新核对。"
+        ),
         "norotate": "位置：{kind}（不旋转 q 与 k）。",
         "qkv": "旋转对象：查询、键与值（值向量也按相同角度旋转）。",
         "hidden": (
@@ -102,6 +110,11 @@ def posenc_call(scheme: Scheme, layer: int = 0) -> str:
     """
     if not hasattr(scheme, "layer") or not hasattr(scheme, "model_type"):
         raise TypeError(f"scheme must be a posenc.hf.Scheme, got {type(scheme).__name__}")
+    if getattr(scheme, "kind", None) == "unknown":
+        raise ValueError(
+            f"model_type {scheme.model_type!r} is unknown to posenc.hf: no posenc call is "
+            "described for it (see Scheme.notes)"
+        )
     spec = scheme.layer(layer)
     if spec.kind == "nope":
         return "q, k  # unchanged: a NoPE layer"
@@ -178,6 +191,9 @@ def explain(scheme: Scheme, lang: str = "en") -> str:
     conv = CONVENTIONS[scheme.convention]
     title = conv.title_en if lang == "en" else conv.title_zh
     lines = [t["head"].format(model_type=scheme.model_type, title=title)]
+    if scheme.kind == "unknown":  # nothing is described: why, and what a description needs
+        notes = scheme.notes if lang == "en" else scheme.notes_zh
+        return "\n".join([*lines, *(f"  {n}" for n in notes)])
     if not scheme.known:
         lines.append(t["unknown"].format(version=TRANSFORMERS_VERSION))
     if scheme.applies_to in ("qkv", "hidden"):
@@ -226,6 +242,10 @@ def explain(scheme: Scheme, lang: str = "en") -> str:
         lines.extend(f"  - {p}" for p in notes)
     if scheme.ignored_keys:
         lines.append(t["ignored"].format(keys=", ".join(scheme.ignored_keys)))
+    version = verified_on(scheme.model_type) or TRANSFORMERS_VERSION
+    installed = installed_transformers()
+    if installed is not None and installed != version:  # the record may not hold for it
+        lines.append(t["installed"].format(version=version, installed=installed))
     return "\n".join(lines)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .keys import Config, first
+from .keys import MAX_LAYERS, Config, first
 from .schema import Convention, ModelRow
 from .scheme import LayerScheme, Scheme
 
@@ -31,6 +31,9 @@ def read_fixed(
         # transformers 5.23 builds every ALiBi bias with max_bias 8 (MptModel passes no
         # attn_config['alibi_bias_max'] to build_mpt_alibi_tensor)
         fixed = {"num_heads": heads, "max_bias": 8.0, "scale": 1.0}
+        if row.alibi_rounding is not None:  # Falcon: build_alibi_tensor works in bfloat16
+            fixed["rounding"] = row.alibi_rounding
+            sources["rounding"] = f"{row.alibi_rounding} (model code)"
         if row.alibi_scaled:  # Falcon: alibi / sqrt(head_dim) goes into the mask
             hidden = cfg.int("hidden_size")
             if hidden is None or hidden % heads:
@@ -41,7 +44,7 @@ def read_fixed(
             fixed["scale"] = 1.0 / math.sqrt(hidden // heads)
             sources["scale"] = f"1 / sqrt({cfg.name('hidden_size')} // heads) (model code)"
     elif conv.kind == "t5":
-        if row.requires is not None and cfg.get(row.requires, True) is False:
+        if row.requires is not None and not cfg.bool(row.requires, True):
             raise ValueError(
                 f"{cfg.name(row.requires)} is False: this {model_type} model adds no bucketed "
                 "relative-position bias, which is all posenc.hf describes for it"
@@ -52,9 +55,9 @@ def read_fixed(
             "max_distance": _bucket_key(cfg, distance, 128, "max_distance", sources),
             "bidirectional": not row.causal,
         }
-        if cfg.get("is_encoder_decoder"):  # the decoder stack buckets causally
+        if cfg.bool("is_encoder_decoder", False):  # the decoder stack buckets causally
             fixed["decoder_bidirectional"] = False
-        if row.bbox_keys is not None and cfg.get(row.bbox_keys[0], True):
+        if row.bbox_keys is not None and cfg.bool(row.bbox_keys[0], True):
             # a 2-D bias over box coordinates (LayoutLM), with its own bucket parameters
             _, bbox_buckets, bbox_distance = row.bbox_keys
             fixed["bbox_num_buckets"] = _bucket_key(
@@ -71,10 +74,12 @@ def read_fixed(
         fixed = {"table": table, "dim": dim}
         if table == "fairseq":
             # positions start at padding_idx + 1; rows without a padding row count from 0
-            pad = cfg.get("pad_token_id") if row.padded else None
+            pad = cfg.int("pad_token_id", minimum=0) if row.padded else None
             fixed["padding_idx"] = pad
             if row.padded:
                 sources["padding_idx"] = cfg.name("pad_token_id")
+    if n is not None and n > MAX_LAYERS:
+        raise ValueError(f"{sources['layers']} must be <= {MAX_LAYERS}, got {n}")
     layers = tuple(LayerScheme(i, "full_attention", conv.kind) for i in range(n or 0))
     return Scheme(
         model_type,
@@ -99,6 +104,9 @@ def _bucket_key(
     if key is None:
         sources[what] = f"{default} (fixed by the model's code, whatever the config says)"
         return default
-    default = cfg.defaults.get(key, default)
-    sources[what] = f"{cfg.name(key)} (default {default})"
-    return int(cfg.int(key, default))
+    value = cfg.get(key)
+    if value is None:
+        sources[what] = f"{default} (model code's default; no {cfg.where}['{key}'])"
+        return default
+    sources[what] = cfg.name(key)
+    return int(cfg.int(key))

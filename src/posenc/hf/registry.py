@@ -4,26 +4,47 @@ Model knowledge in :mod:`posenc.hf` lives in data tables, a row per convention o
 This module is the model-type half: :data:`MODELS` maps a ``model_type`` to a
 :class:`~posenc.hf.schema.ModelRow`: its convention (a key of
 :data:`~posenc.hf.conventions.CONVENTIONS`) plus the few config facts its code decides (a default
-layer pattern, the key that marks NoPE layers, a sub-config to descend into). A model type
-missing here is still described from its standard keys, as the generic convention, and flagged
-as not in the registry. The row types live in ``schema.py``, the convention table in
-``conventions.py``.
+layer pattern, the key that marks NoPE layers, a sub-config to descend into). The row types live
+in ``schema.py``, the convention table in ``conventions.py``.
 
-Rows were found by reading transformers 5.23's modeling code and are checked by the generic walk
-in ``tests/test_hf_walk.py``, which runs each model's own rotary code against
-``describe(config).rotate``.
+Two kinds of rows, one table: the rows written below, found by reading transformers' modeling
+code, and the rows the atlas walk found for types whose code follows a convention with nothing
+of its own to add (``verified.json``, written by ``tools/atlas_record.py`` from the walk). Every
+row is verified: the walk (``tests/test_hf_walk.py``) runs each model's own position code
+against ``describe(config)``, and the record says on which transformers version. A model type
+with no row is described as unknown, never guessed.
 """
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
+from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
 from .schema import ModelRow
 
-__all__ = ["MODELS", "TRANSFORMERS_VERSION", "as_jsonable", "row_for"]
+__all__ = [
+    "MODELS",
+    "TRANSFORMERS_VERSION",
+    "as_jsonable",
+    "installed_transformers",
+    "row_for",
+    "verified_on",
+    "walk_reason",
+]
 
-TRANSFORMERS_VERSION = "5.23.0"
+
+@lru_cache(maxsize=1)
+def _record() -> dict[str, Any]:
+    """verified.json: the walk's outcome per model type (tools/atlas_record.py writes it)."""
+    text = resources.files(__package__).joinpath("verified.json").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+TRANSFORMERS_VERSION: str = _record()["transformers"]
 
 _M = ModelRow
 _MODELS: dict[str, ModelRow] = {
@@ -33,20 +54,31 @@ _MODELS: dict[str, ModelRow] = {
     "qwen3": _M("llama"),
     "phi3": _M("partial"),
     "gpt_neox": _M("partial"),
-    "gemma3_text": _M(
+    "gemma3_text": _M("llama", pattern=("sliding_window_pattern", 6, False)),
+    "gemma2": _M("llama", pattern=(None, 2, False)),
+    "modernbert": _M(
         "llama",
-        pattern=("sliding_window_pattern", 6, False),
-        local_base=("rope_local_base_freq", 1e4),
-        default_base=1e6,
-        defaults=(
-            ("head_dim", 256),
-            ("num_attention_heads", 8),
-            ("num_key_value_heads", 4),
-            ("hidden_size", 2304),
-            ("num_hidden_layers", 26),
-            ("max_position_embeddings", 131072),
+        pattern=("global_attn_every_n_layers", 3, True),
+        window_rule=("local_attention", 2),
+        bidirectional=True,
+        notes_en=(
+            "An encoder: a sliding layer's query i sees keys with abs(i - j) <= local_attention "
+            "// 2, both sides.",
+        ),
+        notes_zh=(
+            "它是编码器：滑动层的查询 i 关注 abs(i - j) <= local_attention // 2 的键，两侧都算。",
         ),
     ),
+    "smollm3": _M("llama", nope="no_rope_layers", nope_interval=4),
+    "qwen3_next": _M(
+        "partial",
+        pattern=("full_attention_interval", 4, False),
+        pattern_other="linear_attention",
+    ),
+    "mllama_text_model": _M(
+        "llama", cross_layers=("cross_attention_layers", (3, 8, 13, 18, 23, 28, 33, 38))
+    ),
+    "mllama": _M("llama", sub_config="text_config"),
     "gemma3": _M("llama", sub_config="text_config"),
     "gemma4_text": _M("llama", layer_head_dim=("full_attention", "global_head_dim", 512)),
     "gemma4": _M("llama", sub_config="text_config"),
@@ -65,15 +97,10 @@ _MODELS: dict[str, ModelRow] = {
         ),
         notes_zh=(
             "它的 rotate_half 返回 (x2, -x1)：每一对都按负角度旋转，相当于把位置取反；"
-            "得分仍只依赖偏移。",
+            "分数仍只依赖偏移。",
         ),
     ),
-    "llama4_text": _M(
-        "interleaved",
-        nope="no_rope_layers",
-        nope_interval=4,
-        default_base=500000.0,
-    ),
+    "llama4_text": _M("interleaved", nope="no_rope_layers", nope_interval=4, chunk_rotating=True),
     "llama4": _M("interleaved", sub_config="text_config"),
 }
 for _mt in (
@@ -226,7 +253,9 @@ for _mt in ("bailing_hybrid", "glm_moe_dsa", "longcat_flash", "mistral_large4_te
 _MODELS["mistral_large4"] = _M("mla", sub_config="text_config")
 for _mt in ("bloom", "mpt"):
     _MODELS[_mt] = _M("alibi")
-_MODELS["falcon"] = _M("llama", switch=("alibi", _M("alibi", alibi_scaled=True)))
+_MODELS["falcon"] = _M(
+    "llama", switch=("alibi", _M("alibi", alibi_scaled=True, alibi_rounding="bfloat16"))
+)
 for _mt in ("t5", "mt5", "umt5", "longt5", "switch_transformers", "pop2piano"):
     _MODELS[_mt] = _M("t5")
 _MODELS["pix2struct_text_model"] = _M("t5", causal=True)
@@ -250,13 +279,6 @@ for _mt, _scaled in (("layoutlmv2", False), ("layoutlmv3", True)):
         bucket_keys=("rel_pos_bins", "max_rel_pos"),
         bbox_keys=("has_spatial_attention_bias", "rel_2d_pos_bins", "max_rel_2d_pos"),
         requires="has_relative_attention_bias",
-        defaults=(
-            ("rel_pos_bins", 32),
-            ("max_rel_pos", 128),
-            ("rel_2d_pos_bins", 64),
-            ("max_rel_2d_pos", 256),
-            ("has_spatial_attention_bias", True),
-        ),
         notes_en=(
             "Learned absolute positions are added to the embeddings as well; the bucketed bias "
             "is a bias-free Linear over one-hot buckets, computed once and shared by all layers.",
@@ -276,13 +298,12 @@ for _mt, _scaled in (("layoutlmv2", False), ("layoutlmv3", True)):
             "二者都是 t5_bucket(key - query, bbox_num_buckets, bbox_max_distance)。",
         )
         + (
-            ("LayoutLMv3 先把两种偏置除以 sqrt(head_dim)，再加到注意力得分上。",) if _scaled else ()
+            ("LayoutLMv3 先把两种偏置除以 sqrt(head_dim)，再加到注意力分数上。",) if _scaled else ()
         ),
     )
 _MODELS["cpmant"] = _M(
     "t5",
     bucket_keys=("position_bias_num_buckets", "position_bias_max_distance"),
-    defaults=(("position_bias_num_buckets", 512), ("position_bias_max_distance", 2048)),
     notes_en=(
         "A decoder whose buckets are bidirectional (its _position_bucket always is; the causal "
         "mask hides the other half).",
@@ -324,6 +345,7 @@ _MODELS["seamless_m4t_v2"] = _M(
     ),
 )
 _MODELS["tipsv2_text_model"] = _M("sinusoidal", table="fairseq", padded=False)
+_MODELS["tipsv2"] = _M("sinusoidal", sub_config="text_config")
 for _mt in ("musicgen_decoder", "musicgen_melody_decoder"):
     _MODELS[_mt] = _M("sinusoidal", table="cos_first")
 for _mt in ("musicgen", "musicgen_melody"):
@@ -359,16 +381,14 @@ _MODELS["roformer"] = _M(
     ),
 )
 # speech encoders whose rotary option turns the hidden states before the q/k projections
-for _mt, _default, _other_en, _other_zh in (
+for _mt, _other_en, _other_zh in (
     (
         "wav2vec2-conformer",
-        "relative",
         "'relative' (Transformer-XL relative sinusoids with pos_bias_u/v, the default) and None",
         "'relative'（Transformer-XL 式相对正弦编码加 pos_bias_u/v，默认值）与 None",
     ),
     (
         "wav2vec2-bert",
-        "relative_key",
         "'relative_key' (a learned embedding of key - query clipped to "
         "[-left_max_position_embeddings, right_max_position_embeddings], the default), "
         "'relative' and None",
@@ -380,7 +400,6 @@ for _mt, _default, _other_en, _other_zh in (
         "hidden_rope",
         selector=("position_embeddings_type", "rotary"),
         base_key="rotary_embedding_base",
-        defaults=(("position_embeddings_type", _default),),
         notes_en=(
             "posenc.hf describes position_embeddings_type='rotary' only; describe refuses "
             f"{_other_en}.",
@@ -415,13 +434,12 @@ _CLVP_EN = (
 _CLVP_ZH = (
     "rotary_dim = max(projection_dim // (2 * num_attention_heads), 32)，底数 10000，"
     "均由 ClvpRotaryPositionalEmbedding 写死（没有 rope_theta 键）。",
-    "cos、sin 是一张与输入等长的表，按 position_ids 取行：位置 id 须小于序列长度。",
+    "cos、sin 是一张与输入等长的表，按 position_ids 取行：位置编号须小于序列长度。",
 )
 _MODELS["clvp_encoder"] = _M(
     "partial_qkv",
     requires="use_rotary_embedding",
     dim_rule=("projection_dim", 32),
-    defaults=(("projection_dim", 768),),
     notes_en=_CLVP_EN,
     notes_zh=_CLVP_ZH,
 )
@@ -453,7 +471,6 @@ _MODELS["hunyuan_vl_text"] = _M(
     "xdrope",
     ntk_alpha=True,
     section_alias="xdrope_section",
-    rope_type_aliases=(("xdrope", "dynamic"),),
     notes_en=_NTK_ALPHA_EN
     + (
         "Its config class reads the legacy spellings rope_type 'xdrope' as 'dynamic' and "
@@ -489,7 +506,7 @@ _MODELS["qwen2_5_omni_dit"] = _M(
     notes_zh=(
         "代码注释说只旋转一个头是训练过程留下的问题（“will be fixed at next release”）；"
         "现有权重依赖这一点。",
-        "DiT 自行把梅尔帧编号为 0 .. seq-1（不接受位置 id）。",
+        "DiT 自行把梅尔帧编号为 0 .. seq-1（不接受位置编号）。",
     ),
 )
 _MODELS["qwen2_5_omni_token2wav"] = _M(
@@ -503,12 +520,39 @@ _MODELS["qwen2_5_omni_token2wav"] = _M(
         "其中唯一带位置的注意力栈是 DiT（dit_config）；BigVGAN 声码器（bigvgan_config）是卷积网络。",
     ),
 )
-MODELS: MappingProxyType[str, ModelRow] = MappingProxyType(_MODELS)
+# rows written above; the walk's rows follow
+WRITTEN = frozenset(_MODELS)
+for _mt, _t in _record()["types"].items():
+    if _t["status"] == "verified" and _t.get("row") == "walk" and _mt not in _MODELS:
+        _MODELS[_mt] = _M(_t["convention"], sub_config=_t.get("sub_config"))
+MODELS: MappingProxyType[str, ModelRow] = MappingProxyType(dict(sorted(_MODELS.items())))
 
 
 def row_for(model_type: str) -> ModelRow | None:
     """The row of ``model_type``, or None when the registry does not know it."""
-    return _MODELS.get(model_type)
+    return MODELS.get(model_type)
+
+
+def verified_on(model_type: str) -> str | None:
+    """The transformers version the walk verified ``model_type``'s row on (None: not verified)."""
+    found = _record()["types"].get(model_type) or {}
+    return found.get("verified_on") if found.get("status") == "verified" else None
+
+
+def installed_transformers() -> str | None:
+    """The installed transformers' version, from its metadata (never imported); None if absent."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("transformers")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def walk_reason(model_type: str) -> str | None:
+    """Why the walk left ``model_type`` unverified (None: verified, or not walked)."""
+    found = _record()["types"].get(model_type) or {}
+    return found.get("reason") or None
 
 
 def as_jsonable(value: Any) -> Any:

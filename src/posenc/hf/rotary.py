@@ -7,18 +7,21 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from .._array import _describe
-from ..layers import _checked_layer_types
+from .._array import _describe, check_base
 from ..rope_scaling import _KEYS
-from .keys import Config, nested
+from .classes import layer_type_names
+from .keys import MAX_LAYERS, Config
+from .params import RopeEntry
 from .schema import ModelRow
 from .scheme import LayerScheme
 
 # layer types with no attention, hence no positions (state-space, linear-attention and
-# convolution blocks of hybrid models)
-NO_ATTENTION = ("linear_attention", "conv", "mamba", "mamba2", "recurrent", "ssm", "short_conv")
+# convolution blocks of hybrid models; MoE- or MLP-only blocks)
+NO_ATTENTION = ("linear_attention", "conv", "moe", "dense", "sparse", "cross_attention")
 _ROPE_TYPES = (*_KEYS, "proportional")
 _NEEDS_ORIGINAL = ("yarn", "llama3", "longrope")
+# conventions whose rotated width is not head_dim * partial_rotary_factor
+_NO_PARTIAL = ("hidden_rope", "partial_qkv", "one_head")
 # keys of rope_parameters read elsewhere than in the scaling formulas
 _READ_ELSEWHERE = (
     "rope_theta",
@@ -30,27 +33,91 @@ _READ_ELSEWHERE = (
 )
 
 
+def checked_layer_types(types: Any, n: int | None, where: str) -> list[str]:
+    """A config's ``layer_types`` (read from ``where``): a list of known layer kinds, one per
+    layer when ``n`` is known, at most :data:`MAX_LAYERS`."""
+    if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+        raise TypeError(f"{where} must be a list of strings, got {_describe(types)}")
+    if n is not None and len(types) != n:
+        raise ValueError(f"{where} must have num_hidden_layers = {n} entries, got {len(types)}")
+    if len(types) > MAX_LAYERS:
+        raise ValueError(f"{where} must have at most {MAX_LAYERS} entries, got {len(types)}")
+    known, remap = layer_type_names()
+    out = [str(remap.get(t, t)) for t in types]  # legacy names, as transformers renames them
+    for i, t in enumerate(out):
+        if t not in known:
+            raise ValueError(
+                f"{where}[{i}] must be one of transformers' layer kinds {list(known)}, got {t!r}"
+            )
+    return out
+
+
 def layer_types(cfg: Config, row: ModelRow, n: int | None, sources: dict[str, str]) -> list[str]:
     types = cfg.get("layer_types")
     if types is not None:
         sources["layer_types"] = cfg.name("layer_types")
-        return _checked_layer_types(types, n, cfg.name("layer_types"))
-    if n is None:
+        out = checked_layer_types(types, n, cfg.name("layer_types"))
+    elif n is None:
         raise ValueError(f"{cfg.where} must hold 'num_hidden_layers' or 'layer_types', got neither")
-    sources["layers"] = cfg.name("num_hidden_layers")
-    if row.pattern is not None:
-        key, default, first_full = row.pattern
-        every = cfg.int(key, default)
-        sources["layer pattern"] = f"{cfg.name(key)} (default {default})"
-        return [
-            "full_attention" if ((i if first_full else i + 1) % every == 0) else "sliding_attention"
-            for i in range(n)
-        ]
-    return ["full_attention"] * n
+    else:
+        sources["layers"] = cfg.name("num_hidden_layers")
+        out = ["full_attention"] * n
+        if row.pattern is not None:
+            key, default, first_full = row.pattern
+            every = default if key is None else cfg.int(key, default, maximum=MAX_LAYERS)
+            sources["layer pattern"] = (
+                f"every {default}th layer full (model code)"
+                if key is None
+                else f"{cfg.name(key)} (model code's default {default})"
+            )
+            out = [
+                "full_attention"
+                if ((i if first_full else i + 1) % every == 0)
+                else row.pattern_other
+                for i in range(n)
+            ]
+    if row.cross_layers is not None:  # mllama: cross-attention layers take no positions
+        cross_key, cross_default = row.cross_layers
+        listed: Any = cfg.get(cross_key, list(cross_default))
+        where = (
+            cfg.name(cross_key)
+            if cfg.raw(cross_key) is not None
+            else f"default {list(cross_default)} (model code)"
+        )
+        if not isinstance(listed, (list, tuple)) or not all(
+            isinstance(i, numbers.Integral) and not isinstance(i, bool) and int(i) >= 0
+            for i in listed
+        ):
+            raise ValueError(
+                f"{where} must be a list of layer indices >= 0, got {_describe(listed)}"
+            )
+        for index in listed:  # an index past the last layer matches no layer, as in the model
+            if int(index) < len(out):
+                out[int(index)] = "cross_attention"
+        sources["cross-attention layers"] = where
+    return out
+
+
+def chunked(
+    cfg: Config, row: ModelRow, types: list[str], nope: set[int], sources: dict[str, str]
+) -> list[str]:
+    """Llama 4 with no ``layer_types``: its rotating layers are chunked when the config has an
+    ``attention_chunk_size`` (its config code), its NoPE layers full attention."""
+    if not row.chunk_rotating or "layer_types" in sources:
+        return types
+    if cfg.int("attention_chunk_size") is None:
+        return types
+    sources["chunked layers"] = (
+        f"the layers that rotate, {cfg.name('attention_chunk_size')} set (model code)"
+    )
+    return [
+        "chunked_attention" if t == "full_attention" and i not in nope else t
+        for i, t in enumerate(types)
+    ]
 
 
 def nope_layers(cfg: Config, row: ModelRow, types: list[str], sources: dict[str, str]) -> set[int]:
-    if row.requires is not None and cfg.get(row.requires, True) is False:
+    if row.requires is not None and not cfg.bool(row.requires, True):
         # no rotary embedding is built (CLVP's use_rotary_embedding): no layer rotates
         sources["NoPE layers"] = f"{cfg.name(row.requires)} = False: every layer"
         return set(range(len(types)))
@@ -61,21 +128,32 @@ def nope_layers(cfg: Config, row: ModelRow, types: list[str], sources: dict[str,
         flags = cfg.get("no_rope_layers")
         empty = flags is None or (isinstance(flags, (list, tuple)) and len(flags) == 0)
         if empty and row.nope_interval is not None:
-            # the config code's default (Llama 4): every no_rope_layer_interval-th layer is NoPE
-            every = cfg.int("no_rope_layer_interval", row.nope_interval)
+            # the config code's default (Llama 4, SmolLM3): every no_rope_layer_interval-th
+            # layer is NoPE
+            every = cfg.int("no_rope_layer_interval", row.nope_interval, maximum=MAX_LAYERS)
             sources["NoPE layers"] = (
-                f"{cfg.name('no_rope_layer_interval')} (default {row.nope_interval})"
+                f"{cfg.name('no_rope_layer_interval')} (model code's default {row.nope_interval})"
             )
             return {i for i in range(len(types)) if (i + 1) % every == 0}
         if empty:
             return set()
-        if not isinstance(flags, (list, tuple)) or len(flags) != len(types):
-            raise ValueError(
-                f"{cfg.name('no_rope_layers')} must be a list of {len(types)} flags (1 = the layer "
-                f"rotates), got {_describe(flags)}"
+        key = cfg.name("no_rope_layers")
+        if not isinstance(flags, (list, tuple)):
+            raise TypeError(
+                f"{key} must be a list of 0/1 flags (1 = the layer rotates), got {_describe(flags)}"
             )
-        sources["NoPE layers"] = cfg.name("no_rope_layers")
-        return {i for i, f in enumerate(flags) if not f}
+        if len(flags) < len(types):
+            raise ValueError(
+                f"{key} must hold a flag for each of the {len(types)} layers (1 = the layer "
+                f"rotates), got {len(flags)}"
+            )
+        for i, flag in enumerate(flags[: len(types)]):  # the model reads the first n
+            if not isinstance(flag, numbers.Integral):
+                raise TypeError(f"{key}[{i}] must be 0 or 1, got {_describe(flag)}")
+            if int(flag) not in (0, 1):
+                raise ValueError(f"{key}[{i}] must be 0 or 1, got {int(flag)}")
+        sources["NoPE layers"] = key
+        return {i for i, f in enumerate(flags[: len(types)]) if not int(f)}
     return set()
 
 
@@ -131,7 +209,12 @@ def layer_head_dims(
     for i, t in enumerate(types):
         value = cfg.overrides(i).get("head_dim")
         if value is not None:
-            sources[f"{t}: head_dim"] = f"{cfg.name('per_layer_config')}[{i}]['head_dim']"
+            where = f"{cfg.where}['per_layer_config'][{i}]['head_dim']"
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"{where} must be an int, got {_describe(value)}")
+            if value < 1:
+                raise ValueError(f"{where} must be >= 1, got {value}")
+            sources[f"{t}: head_dim"] = where
         elif row.layer_head_dim is not None and t == row.layer_head_dim[0]:
             _, key, default = row.layer_head_dim
             value = cfg.int(key, default)
@@ -140,42 +223,18 @@ def layer_head_dims(
     return out
 
 
-def window(cfg: Config, layer_type: str) -> int | None:
+def window(cfg: Config, layer_type: str, row: ModelRow | None = None) -> int | None:
+    """The window of a sliding layer or the chunk of a chunked one (None when the config has
+    none); a positive int, refused by name otherwise."""
     if layer_type == "sliding_attention":
-        return cfg.get("sliding_window")
+        if row is not None and row.window_rule is not None:  # ModernBERT: local_attention // 2
+            key, divisor = row.window_rule
+            width = cfg.int(key)
+            return None if width is None else width // divisor
+        return cfg.int("sliding_window")
     if layer_type == "chunked_attention":
-        return cfg.get("attention_chunk_size")
+        return cfg.int("attention_chunk_size")
     return None
-
-
-def _rope_dict(cfg: Config, layer_type: str, row: ModelRow) -> tuple[dict[str, Any], str]:
-    """The layer type's rope parameters and the key they came from (5.x, else 4.x spellings)."""
-    rp = cfg.get("rope_parameters")
-    legacy = cfg.get("rope_scaling")
-    for key, value in (("rope_parameters", rp), ("rope_scaling", legacy)):
-        if value is not None and not isinstance(value, Mapping):
-            raise TypeError(f"{cfg.name(key)} must be a dict, got {_describe(value)}")
-    if nested(rp):
-        if rp.get(layer_type) is None:
-            raise ValueError(
-                f"{cfg.name('rope_parameters')} has no entry for layer type {layer_type!r}"
-            )
-        return dict(rp[layer_type]), f"{cfg.name('rope_parameters')}['{layer_type}']"
-    if rp is not None and legacy is not None and dict(legacy) != dict(rp):
-        flat = {k: v for k, v in rp.items() if k != "rope_theta"}
-        if {k: v for k, v in legacy.items() if k != "rope_theta"} != flat:
-            raise ValueError(
-                f"{cfg.name('rope_parameters')} and {cfg.name('rope_scaling')} disagree: "
-                f"{dict(rp)} against {dict(legacy)}; keep one of them"
-            )
-    if layer_type == "sliding_attention" and row.local_base is not None and rp is None:
-        key, default = row.local_base
-        return {"rope_theta": cfg.get(key, default)}, cfg.name(key)
-    if rp is not None:
-        return dict(rp), cfg.name("rope_parameters")
-    if legacy is not None:
-        return dict(legacy), cfg.name("rope_scaling")
-    return {}, "default"
 
 
 def rotary_layer(
@@ -192,54 +251,51 @@ def rotary_layer(
     max_pos: int | None,
     sources: dict[str, str],
     ignored: set[str],
+    entry: RopeEntry,
 ) -> LayerScheme:
-    params, where = _rope_dict(cfg, layer_type, row)
+    params, where = dict(entry.params), entry.where
     prefix = "" if layer_type == "full_attention" else f"{layer_type}: "
-    rope_type = params.get("rope_type") or params.get("type") or "default"
-    if rope_type == "mrope":  # transformers 4.x's Qwen2-VL spelling: plain frequencies
-        rope_type = "default"
-    rope_type = dict(row.rope_type_aliases).get(rope_type, rope_type)  # HunYuan-VL's "xdrope"
-    if rope_type not in _ROPE_TYPES:
-        raise ValueError(
-            f"{where}['rope_type'] must be one of {list(_ROPE_TYPES)}, got {rope_type!r}"
+    rope_type = params.get("rope_type", "default")
+    if not isinstance(rope_type, str) or rope_type not in _ROPE_TYPES:
+        exc = TypeError if not isinstance(rope_type, str) else ValueError
+        raise exc(
+            f"{entry.origins.get('rope_type', where)} must be one of {list(_ROPE_TYPES)}, got "
+            f"{rope_type!r}"
         )
-    spelled = "rope_type" if "rope_type" in params else "type" if "type" in params else None
-    sources[prefix + "rope_type"] = f"{where}['{spelled}']" if spelled else "default"
-    theta = params.get("rope_theta")
-    base_key = "rope_theta"
-    if theta is not None and row.local_base is not None and where == cfg.name(row.local_base[0]):
-        sources[prefix + "base"] = where  # Gemma 3 (4.x keys): the local base is its own key
-    elif theta is not None:
-        sources[prefix + "base"] = f"{where}['rope_theta']"
-    elif cfg.get("rope_theta") is not None:
-        theta = cfg.get("rope_theta")
-        sources[prefix + "base"] = cfg.name("rope_theta")
-    elif row.base_key is not None and cfg.get(row.base_key) is not None:
-        theta = cfg.get(row.base_key)
-        sources[prefix + "base"] = cfg.name(row.base_key)
-        base_key = row.base_key
-    else:
-        theta = row.default_base
-        sources[prefix + "base"] = f"default {row.default_base:g}"
-    base = cfg.real(base_key, theta)
+    sources[prefix + "rope_type"] = entry.origins.get("rope_type", "default")
+    sources[prefix + "base"] = entry.origins.get("rope_theta", where)
+    base = cfg.real("rope_theta", params.get("rope_theta"), name=sources[prefix + "base"])
+    if base is not None:
+        base = check_base(base, name=sources[prefix + "base"])
     if row.ntk_alpha and rope_type == "dynamic" and params.get("alpha") is not None:
         base, rope_type = _ntk_alpha(params, base, head_dim, where, prefix, sources), "default"
         params = {k: v for k, v in params.items() if k not in ("alpha", "factor")}
     partial = params.get("partial_rotary_factor")
     if partial is not None:
-        sources["partial_rotary_factor"] = f"{where}['partial_rotary_factor']"
-    else:
-        for key in ("partial_rotary_factor", "rotary_pct"):
-            if cfg.get(key) is not None:
-                partial = cfg.get(key)
-                sources["partial_rotary_factor"] = cfg.name(key)
-                break
-    if partial is not None:
-        key = sources["partial_rotary_factor"]
+        key = entry.origins.get("partial_rotary_factor", f"{where}['partial_rotary_factor']")
         if isinstance(partial, bool) or not isinstance(partial, numbers.Real):
             raise TypeError(f"{key} must be a number in (0, 1], got {_describe(partial)}")
         if not 0 < float(partial) <= 1:
             raise ValueError(f"{key} must be a number in (0, 1], got {partial}")
+        partial = float(partial)
+        reads = (cfg.facts or {}).get("reads_partial")
+        if rot is not None or row.convention in _NO_PARTIAL:
+            partial = None  # the width is the row's key or rule (GPT-J, MLA, CLVP)
+        elif rope_type == "default" and reads is False:
+            # the model's own default frequencies span the whole head whatever the key says
+            sources["rotary_dim"] = (
+                f"head_dim: {key} is not read by {cfg.model_type}'s default RoPE (model code)"
+            )
+            partial = None
+        elif rope_type not in ("default", "proportional") and reads is False and partial != 1.0:
+            raise ValueError(
+                f"{key} = {partial:g} with rope_type {rope_type!r}: transformers' {rope_type} "
+                f"frequencies then span {partial:g} of the head, but {cfg.model_type}'s code "
+                "rotates the whole head with them and fails on this config; posenc.hf does not "
+                "describe a config its model cannot run"
+            )
+        else:
+            sources["partial_rotary_factor"] = key
     proportional = None
     if rot is None:
         if rope_type == "proportional":
@@ -295,7 +351,13 @@ def rotary_layer(
             raise ValueError(
                 f"{where}['mrope_section'] must sum to rotary_dim / 2 = {rot // 2}, got {list(section)}"
             )
-        interleaved = bool(params.get("mrope_interleaved") or row.convention == "mrope_interleaved")
+        flag = params.get("mrope_interleaved")
+        if flag is not None and not isinstance(flag, bool):
+            raise TypeError(
+                f"{where}['mrope_interleaved'] must be true or false (a JSON boolean), got "
+                f"{_describe(flag)}"
+            )
+        interleaved = bool(flag) or row.convention == "mrope_interleaved"
         if layout == "hw_then_t" and section[0] != section[1]:
             raise ValueError(
                 f"{key} must give h and w the same number of pairs (they take turns), got "
@@ -305,9 +367,39 @@ def rotary_layer(
         params.pop(row.section_alias, None)
     if row.rotated_heads is not None:
         sources["rotated_heads"] = "model code (its attention rotates the first heads only)"
-    scaling = _scaling(cfg, params, rope_type, max_pos, where, ignored)
+    scaling = scaling_of(cfg, params, rope_type, max_pos, ignored)
     if scaling is not None:
         sources[prefix + "scaling"] = where
+        if "original_max_position_embeddings" in scaling:
+            sources[prefix + "original_max_position_embeddings"] = (
+                f"{cfg.name('max_position_embeddings')} (dynamic NTK reads it, model code)"
+                if rope_type == "dynamic"
+                else entry.origins.get("original_max_position_embeddings", where)
+            )
+        if "factor" in scaling and "factor" not in params:
+            sources[prefix + "factor"] = (
+                "max_position_embeddings / original_max_position_embeddings (model code)"
+            )
+        if rope_type in ("yarn", "longrope"):
+            sources[prefix + "attention_factor"] = (
+                f"{where}['attention_factor']"
+                if params.get("attention_factor") is not None
+                else f"from the factor (model code's {rope_type} formula)"
+            )
+    width = window(cfg, layer_type, row)
+    if width is not None:
+        key = (
+            row.window_rule[0]
+            if layer_type == "sliding_attention" and row.window_rule is not None
+            else "sliding_window"
+            if layer_type == "sliding_attention"
+            else "attention_chunk_size"
+        )
+        sources[prefix + "window"] = cfg.name(key) + (
+            f" // {row.window_rule[1]} (model code)"
+            if row.window_rule is not None and layer_type == "sliding_attention"
+            else ""
+        )
     layer = LayerScheme(
         index=0,
         layer_type=layer_type,
@@ -319,7 +411,7 @@ def rotary_layer(
         base=base,
         rope_type=rope_type,
         scaling=scaling,
-        window=window(cfg, layer_type),
+        window=width,
         mrope_section=section,
         mrope_interleaved=interleaved,
         proportional_angles=proportional,
@@ -335,20 +427,30 @@ def rotary_layer(
     return layer
 
 
-def _scaling(
+def scaling_of(
     cfg: Config,
     params: dict[str, Any],
     rope_type: str,
     max_pos: int | None,
-    where: str,
     ignored: set[str],
 ) -> dict[str, Any] | None:
+    """The scaling parameters of a layer in the form :func:`posenc.rope_frequencies` takes
+    (None for plain RoPE); the keys no formula reads go to ``ignored``."""
     if rope_type == "default":
         ignored.update(k for k in params if k not in _READ_ELSEWHERE)
         return None
     if rope_type == "proportional":
         ignored.update(k for k in params if k not in (*_READ_ELSEWHERE, "factor"))
-        return {"factor": params["factor"]} if params.get("factor") is not None else None
+        factor = params.get("factor")
+        if factor is None:
+            return None
+        if isinstance(factor, bool) or not isinstance(factor, numbers.Real):
+            raise TypeError(
+                f"rope_parameters['factor'] must be a number > 0, got {_describe(factor)}"
+            )
+        if not math.isfinite(float(factor)) or float(factor) <= 0:
+            raise ValueError(f"rope_parameters['factor'] must be finite and > 0, got {factor!r}")
+        return {"factor": float(factor)}
     required, optional = _KEYS[rope_type]
     out: dict[str, Any] = {"rope_type": rope_type}
     for k, v in params.items():
@@ -356,7 +458,7 @@ def _scaling(
             continue
         if k in required or k in optional or k == "factor":
             if v is not None:
-                out[k] = v
+                out[k] = _plain_number(v)
         else:
             ignored.add(k)
     original = out.get("original_max_position_embeddings")
@@ -374,6 +476,20 @@ def _scaling(
     return out
 
 
+def _plain_number(value: Any) -> Any:
+    """NumPy scalars (a config built in Python) as Python numbers, so that to_dict is JSON;
+    anything else as it is, for rope_frequencies to check."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain_number(v) for v in value]
+    return value
+
+
 def _ntk_alpha(
     params: dict[str, Any], base: float, head_dim: int, where: str, prefix: str, sources: dict
 ) -> float:
@@ -385,9 +501,8 @@ def _ntk_alpha(
         raise ValueError(f"{where}['alpha'] must be a number > 0, got {alpha!r}")
     if head_dim <= 2:
         raise ValueError(f"NTK-alpha needs a head dim above 2 (d / (d - 2)), got {head_dim}")
-    key = "rope_type" if "rope_type" in params else "type"
     sources[prefix + "rope_type"] = (
-        f"{where}['{key}'] = {params.get(key)!r} with 'alpha': NTK-alpha, static (model code)"
+        f"{sources[prefix + 'rope_type']} = 'dynamic' with 'alpha': NTK-alpha, static (model code)"
     )
     sources[prefix + "base"] = (
         f"{sources[prefix + 'base']} * {where}['alpha'] ** (d / (d - 2)), d = {head_dim}"

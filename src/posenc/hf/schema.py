@@ -11,7 +11,6 @@ reads them (``read.py``, ``rotary.py``, ``fixed.py``, ``scheme.py``) share one d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 __all__ = ["APPLIES_TO", "ROTARY_KINDS", "Convention", "ModelRow"]
 
@@ -32,7 +31,8 @@ class Convention:
     kind : str
         ``"rope"``, ``"mrope"`` (rotary with 3-D ids), ``"alibi"``, ``"t5"`` (bucketed
         relative bias), ``"sinusoidal"`` (a fixed table added to the embeddings), ``"learned"``
-        (a trained table) or ``"none"``.
+        (a trained table), ``"none"``, or ``"unknown"`` (the one row of model types posenc.hf
+        has no verified row for: described as unknown, never guessed).
     pairing : str
         Rotary only: ``"half"`` (``rotate_half``: pairs ``(i, i + r/2)``), ``"interleaved"``
         (pairs ``(2i, 2i+1)``), or ``"deinterleave"`` (the rotated features are first reordered
@@ -105,15 +105,14 @@ class ModelRow:
     pattern : tuple or None
         ``(key, default, first_full)``: with no ``layer_types`` in the config, layer ``i`` is
         full attention when ``(i + 1) % pattern == 0`` (``first_full=False``) or
-        ``i % pattern == 0`` (``first_full=True``), sliding otherwise.
+        ``i % pattern == 0`` (``first_full=True``), sliding otherwise; ``pattern`` is
+        ``config[key]``, else ``default`` (``key`` None: always ``default``, Gemma 2's 2).
     nope : str or None
         How NoPE layers are marked: ``"no_rope_layers"`` (a 0/1 list, 1 = rotates),
         ``"full_attention"`` (full-attention layers do not rotate).
-    local_base : tuple or None
-        ``(key, default)`` of the sliding layers' base when ``rope_parameters`` is not nested
-        (4.x configs: ``rope_local_base_freq``).
     default_base : float
-        The base when the config names none.
+        The base when neither the config nor its class names one (classes without
+        ``rope_parameters``: GPT-J, RoFormer; the others' defaults are in ``classes.json``).
     layer_head_dim : tuple or None
         ``(layer_type, key, default)``: layers of that type have the head dim in ``key``
         (Gemma 4's full layers: ``global_head_dim``, 512), unless ``per_layer_config`` says.
@@ -122,8 +121,23 @@ class ModelRow:
         ``(x2, -x1)``).
     mrope_default : tuple or None
         The ``mrope_section`` the model's code uses when the config names none.
-    defaults : tuple of (key, value)
-        The config class's defaults for keys a Hub ``config.json`` may leave out.
+    pattern_other : str
+        The kind of the layers ``pattern`` does not make full attention:
+        ``"sliding_attention"``, or ``"linear_attention"`` (Qwen3-Next's
+        ``full_attention_interval``: linear-attention layers, no positions).
+    cross_layers : tuple or None
+        ``(key, default)``: the layers listed in ``config[key]`` (else ``default``) are
+        cross-attention layers, whose attention takes no positions (mllama's
+        ``cross_attention_layers``).
+    chunk_rotating : bool
+        With no ``layer_types`` in the config, the layers that rotate are
+        ``"chunked_attention"`` when ``attention_chunk_size`` is set (Llama 4's config code:
+        RoPE layers attend in chunks, NoPE layers attend fully).
+    window_rule : tuple of (str, int) or None
+        ``(key, divisor)``: a sliding layer's window is ``config[key] // divisor``
+        (ModernBERT: ``local_attention // 2``); None: ``sliding_window``.
+    bidirectional : bool
+        An encoder: no causal mask (ModernBERT).
     switch : tuple or None
         ``(key, row)``: a boolean config key that switches the model to another row (Falcon's
         ``alibi``).
@@ -138,6 +152,9 @@ class ModelRow:
         model).
     alibi_scaled : bool
         ALiBi divided by ``sqrt(head_dim)`` before it joins the scores (Falcon).
+    alibi_rounding : str or None
+        ALiBi computed in a lower precision by the model's code: ``"bfloat16"`` (Falcon's
+        slopes, positions and their products; the ``rounding`` of :func:`posenc.alibi_bias`).
     bucket_keys : tuple of (str or None, str or None)
         T5 buckets: the config keys holding ``num_buckets`` and ``max_distance``. None: the
         model's code fixes the value at T5's default (32 buckets, distance 128) whatever the
@@ -169,9 +186,6 @@ class ModelRow:
     section_alias : str or None
         Another spelling of ``mrope_section`` in ``rope_parameters`` that the config class
         converts (HunYuan-VL's legacy ``xdrope_section``).
-    rope_type_aliases : tuple of (str, str)
-        Rope types the config class renames: ``(spelled, read as)`` (HunYuan-VL reads
-        ``"xdrope"`` as ``"dynamic"``).
     value_key : str or None
         A boolean config key that makes the model rotate the values too (``applies_to``
         ``"qkv"``): RoFormer's ``rotary_value``.
@@ -191,20 +205,24 @@ class ModelRow:
     pairing_key: str | None = None
     dim_key: str | None = None
     head_dim_key: tuple[str, ...] | None = None
-    pattern: tuple[str, int, bool] | None = None
+    pattern: tuple[str | None, int, bool] | None = None
     nope: str | None = None
-    local_base: tuple[str, float] | None = None
     default_base: float = 10000.0
     layer_head_dim: tuple[str, str, int] | None = None
     angle_sign: int = 1
     mrope_default: tuple[int, int, int] | None = None
     nope_interval: int | None = None
     switch: tuple[str, ModelRow] | None = None
-    defaults: tuple[tuple[str, Any], ...] = ()
+    pattern_other: str = "sliding_attention"
+    cross_layers: tuple[str, tuple[int, ...]] | None = None
+    chunk_rotating: bool = False
+    window_rule: tuple[str, int] | None = None
+    bidirectional: bool = False
     table: str | None = None
     padded: bool = True
     causal: bool = False
     alibi_scaled: bool = False
+    alibi_rounding: str | None = None
     bucket_keys: tuple[str | None, str | None] = (
         "relative_attention_num_buckets",
         "relative_attention_max_distance",
@@ -218,6 +236,5 @@ class ModelRow:
     rotated_heads: int | None = None
     ntk_alpha: bool = False
     section_alias: str | None = None
-    rope_type_aliases: tuple[tuple[str, str], ...] = ()
     notes_en: tuple[str, ...] = field(default=())
     notes_zh: tuple[str, ...] = field(default=())

@@ -139,14 +139,18 @@ class Scheme:
     max_position_embeddings : int or None
         The config's trained or supported length.
     sources : dict
-        Each parameter's name and the config key it was read from (or ``"default"``).
+        Each parameter's name (prefixed ``"<layer_type>: "`` for other layer types than full
+        attention) and where its value came from, in one of three forms: a key of the config
+        (``config['rope_theta']``, ``config['text_config']['n_layer']`` for an aliased key),
+        the config class's default for a key the file leaves out (``config['hidden_size']
+        (absent: LlamaConfig's default)``), or the model's code (text ending ``(model code)``).
     notes : tuple of str
         Quirks of the model type (English), from the registry.
     ignored_keys : tuple of str
         Keys of ``rope_parameters`` that no formula here reads.
     fixed : dict
         The parameters of a scheme without rotation (``"alibi"``: ``num_heads``,
-        ``max_bias``; ``"t5"``: ``num_buckets``, ``max_distance``, ``bidirectional``, and for an
+        ``max_bias``, ``scale``, and ``rounding`` where the model's code rounds (Falcon); ``"t5"``: ``num_buckets``, ``max_distance``, ``bidirectional``, and for an
         encoder-decoder ``decoder_bidirectional`` (False), for LayoutLM's box bias
         ``bbox_num_buckets`` and ``bbox_max_distance``;
         ``"sinusoidal"``: ``table``, ``dim`` and the table's own keys); empty for rotary schemes.
@@ -208,8 +212,9 @@ class Scheme:
         config's parameters bound (``overrides`` replace them, e.g. ``bidirectional=False`` for
         a T5 decoder).
 
-        - ``"alibi"``: ``posenc.alibi_bias(q_len, k_len)`` with ``n_heads`` and ``max_bias``,
-          times ``scale`` (Falcon: ``1 / sqrt(head_dim)``).
+        - ``"alibi"``: ``posenc.alibi_bias(q_len, k_len)`` with ``n_heads``, ``max_bias`` and
+          ``rounding`` (Falcon: ``"bfloat16"``), times ``scale`` (Falcon:
+          ``1 / sqrt(head_dim)``).
         - ``"t5"``: ``posenc.t5_bucket(relative_position)`` with ``num_buckets``,
           ``max_distance`` and ``bidirectional`` (True: the encoder's buckets).
         - ``"sinusoidal"``: the table: ``posenc.compat.fairseq_sinusoidal_embedding(
@@ -229,7 +234,12 @@ class Scheme:
         if self.kind == "alibi":
             from ..alibi import alibi_bias
 
-            bound = partial(alibi_bias, n_heads=fixed["num_heads"], max_bias=fixed["max_bias"])
+            bound = partial(
+                alibi_bias,
+                n_heads=fixed["num_heads"],
+                max_bias=fixed["max_bias"],
+                rounding=fixed.get("rounding"),
+            )
             scale = float(fixed.get("scale", 1.0))
             if scale == 1.0:
                 return bound

@@ -6,7 +6,7 @@ import numbers
 
 import torch
 
-from .._array import _describe
+from .._array import _describe, check_memory, compiling
 
 __all__ = [
     "FLOAT_DTYPES",
@@ -28,13 +28,33 @@ _INT64_MAX = 2**63 - 1
 MAX_ENTRIES = 2**48
 
 
-def check_entries(rows: int, width: int, *, what: str) -> None:
-    """Refuse a buffer of ``rows x width`` entries past :data:`MAX_ENTRIES`, naming ``what``."""
+def check_entries(
+    rows: int,
+    width: int,
+    *,
+    what: str,
+    tables: int = 1,
+    itemsize: int = 8,
+    device: torch.device | None = None,
+    memory: bool = True,
+) -> None:
+    """Refuse, before allocating, ``tables`` buffers of ``rows x width`` entries past
+    :data:`MAX_ENTRIES` or (``memory``) past the memory of ``device`` (the default device when
+    None), naming ``what`` and the size. ``itemsize``: bytes per entry as computed (float64 by
+    default: the tables are computed in float64 and rounded once)."""
     if rows * width > MAX_ENTRIES:
         raise ValueError(
             f"{what} = {rows} x {width} entries is more than 2**48: no device holds such a table; "
             "pass sizes that fit in memory"
         )
+    if not memory or compiling():  # sizes are static under tracing
+        return
+    if device is None:
+        get = getattr(torch, "get_default_device", None)  # torch >= 2.3
+        device = get() if get is not None else torch.device("cpu")
+    check_memory(
+        tables * rows * width * itemsize, what=f"{what} = {rows} x {width} entries", device=device
+    )
 
 
 def is_compiling() -> bool:

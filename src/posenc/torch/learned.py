@@ -55,7 +55,8 @@ class LearnedPositionalEmbedding(nn.Module):
         ``max_len``, ``dim`` or ``padding_idx`` not an integer, ``init_std`` not a real number.
     ValueError
         ``max_len`` or ``dim`` <= 0, ``padding_idx`` negative, ``init_std`` negative or not
-        finite, a table of more than 2**48 entries.
+        finite, a table of more than 2**48 entries or of more bytes than the default device's
+        memory (refused before allocating, with its size).
 
     See Also
     --------
@@ -105,7 +106,12 @@ class LearnedPositionalEmbedding(nn.Module):
         self.padding_idx = padding_idx
         self.first_row = 0 if padding_idx is None else padding_idx + 1
         rows = "max_len" if padding_idx is None else "max_len + padding_idx + 1 rows"
-        check_entries(self.first_row + self.max_len, self.dim, what=f"the table of {rows} x dim")
+        check_entries(
+            self.first_row + self.max_len,
+            self.dim,
+            what=f"the table of {rows} x dim",
+            itemsize=torch.get_default_dtype().itemsize,
+        )
         self.init_std = check_scalar(init_std, name="init_std")
         if self.init_std < 0:
             raise ValueError(f"init_std must be a finite number >= 0, got {self.init_std}")

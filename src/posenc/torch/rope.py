@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .. import _rope_torch
 from .._array import check_choice, check_dim
 from .._typing import Pairing, PositionsLike
 from ..rope import PAIRINGS, _cos_sin, _fit_positions, _rotary_dim, _rotate, rope_frequencies
@@ -58,7 +60,8 @@ class RotaryEmbedding(nn.Module):
     TypeError, ValueError
         As :func:`posenc.rope_frequencies` for ``dim``, ``base``, ``scaling``, ``seq_len``;
         ``max_len`` not a positive integer; bad ``pairing`` or ``rotary_dim``; a cache of more
-        than 2**48 entries (``max_len x rotary_dim // 2``).
+        than 2**48 entries (``max_len x rotary_dim // 2``), or one whose computation needs more
+        memory than the device has (refused with its size before anything is allocated).
 
     Notes
     -----
@@ -126,7 +129,10 @@ class RotaryEmbedding(nn.Module):
         self.max_len = check_dim(max_len, name="max_len", even=False)
         width = "dim" if rotary_dim is None else "rotary_dim"
         check_entries(
-            self.max_len, self.rotary_dim // 2, what=f"the cache of max_len x {width} // 2"
+            self.max_len,
+            self.rotary_dim // 2,
+            what=f"the cache of max_len x {width} // 2",
+            memory=False,  # checked with what computing it costs, by _check_cache_fits below
         )
         inv_freq, factor = rope_frequencies(
             self.rotary_dim, base=base, scaling=scaling, seq_len=seq_len
@@ -138,6 +144,7 @@ class RotaryEmbedding(nn.Module):
         )
         self.attention_factor = float(factor)
         dtype = torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
+        _check_cache_fits(self.max_len, self.rotary_dim // 2, torch.empty(0).device, dtype)
         cos, sin = self._table(None, dtype)  # default device
         self.register_buffer("cos_cached", cos, persistent=False)
         self.register_buffer("sin_cached", sin, persistent=False)
@@ -156,7 +163,9 @@ class RotaryEmbedding(nn.Module):
 
         The buffers hold no values after ``to_empty`` (meta-device initialisation); this fills them.
         """
-        cos, sin = self._table(self.cos_cached.device, self.cos_cached.dtype)
+        device, dtype = self.cos_cached.device, self.cos_cached.dtype
+        _check_cache_fits(self.max_len, self.rotary_dim // 2, device, dtype)
+        cos, sin = self._table(device, dtype)
         rebuild(self, "cos_cached", cos)
         rebuild(self, "sin_cached", sin)
 
@@ -258,16 +267,17 @@ class RotaryEmbedding(nn.Module):
             raise ValueError(f"q and k must be on one device, got {q.device} and {k.device}")
         cos, sin = self._cos_sin(q, positions, offset)
         same_work = (q.dtype == torch.float64) == (k.dtype == torch.float64)
-        if same_work and (positions is None or k.shape[:-1] == q.shape[:-1]):
-            cos_k, sin_k = cos, sin
-        else:
-            cos_k, sin_k = self._cos_sin(k, positions, offset)
+        shared = same_work and (positions is None or k.shape[:-1] == q.shape[:-1])
+        cos_k, sin_k = (cos, sin) if shared else self._cos_sin(k, positions, offset)
         if is_compiling():  # elementwise ops that inductor fuses; no out=, no complex views
             return self._rotate_traced(q, cos, sin), self._rotate_traced(k, cos_k, sin_k)
-        if self.pairing == "interleaved":
-            q, k = _pairs_viewable(q), _pairs_viewable(k)
-        q_rot = _rotate(q, cos, sin, pairing=self.pairing, rotary_dim=self.rotary_dim)
-        k_rot = _rotate(k, cos_k, sin_k, pairing=self.pairing, rotary_dim=self.rotary_dim)
+        pairing, rot = self.pairing, self.rotary_dim
+        # the tables the rotation multiplies by (cos + i sin, or [cos, cos] and sin), made once
+        # for q and k when they share cos/sin
+        tables_q = _rope_torch.tables(cos, sin, pairing, cos.dtype)
+        tables_k = tables_q if shared else _rope_torch.tables(cos_k, sin_k, pairing, cos_k.dtype)
+        q_rot = _rotate(q, cos, sin, pairing=pairing, rotary_dim=rot, tables=tables_q)
+        k_rot = _rotate(k, cos_k, sin_k, pairing=pairing, rotary_dim=rot, tables=tables_k)
         return q_rot, k_rot
 
     def _rotate_traced(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -295,13 +305,43 @@ class RotaryEmbedding(nn.Module):
         )
 
 
-def _pairs_viewable(x: torch.Tensor) -> torch.Tensor:
-    """``x``, or a contiguous copy where its last axis cannot be viewed as complex pairs.
+def _check_cache_fits(max_len: int, half: int, device: torch.device, dtype: torch.dtype) -> None:
+    """Refuse, naming ``max_len`` and the size, a cache that the device cannot compute.
 
-    The fast interleaved rotation views ``(a, b)`` pairs as complex numbers, which needs a unit
-    stride on the last axis and an even storage offset (``x[..., ::2]`` and ``x[..., 1:9]``
-    have neither). Other layouts (transposed, expanded) pass as they are.
+    Computing the cache holds the float64 positions and ``cos + i sin`` in complex128 (32 bytes
+    per entry with the positions) besides the two tables in ``dtype``; past the device's
+    memory the allocator would fail deep inside torch (or the machine would swap), so the
+    module says so first. Devices whose memory is not known (meta, mps, ...) are not checked.
     """
-    if x.stride(-1) != 1 or x.storage_offset() % 2:
-        return x.clone(memory_format=torch.contiguous_format)  # even a contiguous x may start odd
-    return x
+    total = _device_memory(device)
+    if total is None:
+        return
+    entries = max_len * half
+    cache = 2 * entries * torch.empty((), dtype=dtype).element_size()
+    build = 16 * entries + 16 * max_len
+    if cache + build > total:
+        raise ValueError(
+            f"max_len={max_len} asks for a cos/sin cache of max_len x rotary_dim // 2 = "
+            f"{max_len} x {half} entries: {_bytes(cache)} in {dtype}, {_bytes(cache + build)} "
+            f"while it is computed, more than the {_bytes(total)} of memory on {device}; pass a "
+            "smaller max_len (positions past the cache are computed exactly on the fly)"
+        )
+
+
+def _device_memory(device: torch.device) -> int | None:
+    """Bytes of memory of ``device`` (physical memory for the CPU), or None where unknown."""
+    try:
+        if device.type == "cpu":
+            return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+        if device.type == "cuda":
+            return int(torch.cuda.get_device_properties(device).total_memory)
+    except (AttributeError, OSError, ValueError, RuntimeError):  # no sysconf (Windows), ...
+        return None
+    return None
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"

@@ -47,7 +47,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         ``dim`` or ``max_len`` not an integer, ``base`` or ``dropout`` not a real number.
     ValueError
         ``dim`` odd or <= 0, ``max_len`` <= 0, bad ``base`` or ``layout``, ``dropout`` outside
-        ``[0, 1)``, a table of more than 2**48 entries (``max_len x dim``).
+        ``[0, 1)``, a table of more than 2**48 entries (``max_len x dim``) or of more bytes (in
+        float64) than the default device's memory (refused before allocating, with its size).
 
     Notes
     -----
@@ -140,7 +141,9 @@ class SinusoidalPositionalEncoding(nn.Module):
             ``seq_len`` negative; positions outside int64.
         """
         seq_len = check_length(seq_len, name="seq_len")
-        check_entries(seq_len, self.dim, what="the encodings of seq_len x dim")
+        check_entries(
+            seq_len, self.dim, what="the encodings of seq_len x dim", device=self.table.device
+        )
         offset = check_offset(offset, seq_len)
         if dtype is None:
             dtype = self.table.dtype

@@ -77,7 +77,12 @@ class T5RelativeBias(nn.Module):
         _check_buckets(num_buckets, max_distance, bidirectional)
         self.bidirectional = bidirectional
         self.num_buckets = int(num_buckets)
-        check_entries(self.num_buckets, self.num_heads, what="the table of num_buckets x num_heads")
+        check_entries(
+            self.num_buckets,
+            self.num_heads,
+            what="the table of num_buckets x num_heads",
+            itemsize=torch.get_default_dtype().itemsize,
+        )
         self.max_distance = max_distance
         self.relative_attention_bias = nn.Embedding(self.num_buckets, self.num_heads)
 

@@ -1,9 +1,11 @@
 """Figures for the site, drawn at build time from posenc (matplotlib is imported lazily).
 
+Part of the site's build code, not of the package (until 0.1 it was ``posenc.plots``):
+hooks/figures.py puts this folder on ``sys.path`` for the build, and the test suite does too.
 A page draws a figure with matplotlib in an ``exec="on" html="1"`` code block and prints
-``posenc.plots.to_html(fig)``: the figure goes into the page as inline SVG, so it needs no
+``site_figures.to_html(fig)``: the figure goes into the page as inline SVG, so it needs no
 image file and no request. Both languages run the same code block; on a Chinese page the
-labels, legends, titles and the alt text are translated (``posenc._figure_zh``). Text stays SVG
+labels, legends, titles and the alt text are translated (``site_figures_zh``). Text stays SVG
 text (``svg.fonttype: none``), so no CJK font is needed at build time and the reader's own fonts
 draw it; matplotlib draws each figure once per build, for the English page, and the Chinese
 page gets that SVG with its words swapped (same data, same layout). The background is transparent and black and the
@@ -325,8 +327,7 @@ def to_html(fig: Any, *, alt: str = "") -> str:
 
     On a Chinese page (during the site build) the figure's text and ``alt`` are translated."""
     import matplotlib.pyplot as plt
-
-    from ._figure_zh import translate, translate_svg
+    from site_figures_zh import translate, translate_svg
 
     zh = _language() == "zh"
     texts = _texts(fig)
