@@ -226,6 +226,14 @@ def test_every_page_cites_itself_and_states_its_versions(built_site, lang):
         assert "year" in entry and record["date"][:4] in entry
         checked = re.search(r'<p class="posenc-checked">(.*?)</p>', html, re.S).group(1)
         assert record["date"][:10] in checked and all(s in checked for s in stated), checked
+        # the source in parentheses after the sentence: full-width ones after the Chinese full
+        # stop, with no space (issue 23: "。 (由 make bench ...)")
+        note = re.sub(r"<[^>]+>", "", checked).strip()
+        if lang == "zh":
+            assert "(" not in note and ")" not in note and "。（由" in note, note
+            assert note.endswith("）"), note
+        else:
+            assert note.endswith(". (recorded by make bench in bench.json)"), note
 
 
 def test_citation_cff_matches_the_package():
