@@ -63,7 +63,7 @@ def _array_cases(arg, ref, *, min_ndim):
 def _same_as_numpy(out):
     want = posenc.path_scores(Q, K, W, B)
     assert isinstance(out, torch.Tensor) and out.dtype == torch.float64
-    np.testing.assert_allclose(out.numpy(), want, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-13, atol=1e-13)
     return True
 
 

@@ -13,6 +13,7 @@ import torch
 
 import oracle_video
 import posenc
+import seeded
 from ci_rule import require
 from posenc.video_rope import _chunks
 
@@ -21,7 +22,7 @@ values = pytest.mark.values
 
 def _randn(*shape, seed=0, dtype=torch.float64):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+    return seeded.randn(*shape, generator=g, dtype=torch.float64).to(dtype)  # same on any device
 
 
 # --- N-D RoPE against diffusers ----------------------------------------------------------------
@@ -46,7 +47,7 @@ def test_flux_pos_embed(diffusers):
     want = apply_rotary_emb(x, (cos, sin), sequence_dim=2)
     got = posenc.apply_rope_axes(x, ids, [4, 6, 6])
     torch.testing.assert_close(got, want, rtol=0, atol=1e-6)
-    angle = np.arctan2(sin.double().numpy()[:, 0::2], cos.double().numpy()[:, 0::2])
+    angle = np.arctan2(sin.double().cpu().numpy()[:, 0::2], cos.double().cpu().numpy()[:, 0::2])
     freqs = posenc.rope_axes_frequencies([4, 6, 6])
     np.testing.assert_allclose(np.angle(np.exp(1j * (ids @ freqs.T))), angle, atol=1e-6)
     assert torch.equal(got[:, :, :5], x[:, :, :5])  # text tokens at (0, 0, 0): unrotated
@@ -313,7 +314,7 @@ def hf_tmrope(omni, layouts, *, merge=2, audio_in_video=False):
         audio_seqlens=torch.tensor(audio_lens) if audio_lens else None,
         second_per_grids=torch.tensor(seconds) if seconds else None,
     )
-    return pos.numpy(), deltas.numpy()
+    return pos.cpu().numpy(), deltas.cpu().numpy()
 
 
 OMNI = [
