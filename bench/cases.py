@@ -46,7 +46,7 @@ def _table_error(fn, reference, dim, far, window=256):
     """Max |fn table - float64 formula| over the last ``window`` rows of a table reaching ``far``."""
     n = far + window // 2
     table = fn(n, dim)
-    table = table.numpy() if isinstance(table, torch.Tensor) else table
+    table = table.cpu().numpy() if isinstance(table, torch.Tensor) else table
     positions = np.arange(n - window, n)
     return float(np.abs(table[-window:].astype(np.float64) - reference(positions, dim)).max())
 
@@ -118,7 +118,7 @@ def _window_error(fn, centres, dim=64, window=256):
     for c in centres:
         positions = np.arange(c - window // 2, c + window // 2)
         got = fn(positions)
-        got = got.numpy() if isinstance(got, torch.Tensor) else got
+        got = got.cpu().numpy() if isinstance(got, torch.Tensor) else got
         worst = max(
             worst,
             float(
@@ -176,8 +176,8 @@ def _rope_error(fn, shape, start, pairing, dtype=torch.float32):
     k = torch.randn(shape, generator=gen, dtype=torch.float64)
     qr, _ = fn(q.to(dtype), k.to(dtype), start)
     positions = np.arange(start, start + shape[-2])
-    want = peers.rope_reference(q.to(dtype).double().numpy(), positions, pairing)
-    return float(np.abs(qr.double().numpy() - want).max() / np.abs(q.numpy()).max())
+    want = peers.rope_reference(q.to(dtype).double().cpu().numpy(), positions, pairing)
+    return float(np.abs(qr.double().cpu().numpy() - want).max() / np.abs(q.cpu().numpy()).max())
 
 
 def rope_torch(size, repeat, device):

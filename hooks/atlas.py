@@ -308,6 +308,17 @@ DETAILS_ZH = {
         "`relative_attention_*` 这些键），再加上按边框中心乘以 100 算出的水平与垂直偏置"
         "（最大距离 100）；`describe` 不能描述"
     ),
+    # tests/hf_walk.py cuts a reason at 200 characters: the record holds the cut text
+    'small config: StrictDataclassClassValidationError("Class validation error for validator '
+    "'validate_architecture':\\n    ValueError: The audio token range ends at 266440, beyond the "
+    "vocabulary (`text_con": (
+        "transformers 的配置类在 `validate_architecture` 校验时拒绝了遍历的小配置"
+        "（`StrictDataclassClassValidationError`）：音频词元的编号区间止于 266440，超出了词表"
+    ),
+    "model rotary/apply: RuntimeError('The size of tensor a (56) must match the size of tensor b "
+    "(64) at non-singleton dimension 3')": (
+        "`RuntimeError`：第 3 维上两个张量的大小不一致（56 与 64），该维不是大小为 1 的维"
+    ),
 }
 
 

@@ -81,10 +81,14 @@ class FigureStore:
 
     def get(self, key: str):
         try:
-            svg, sizes, layout = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            svg, sizes, layout, narrow, narrow_layout = json.loads(
+                self._path(key).read_text(encoding="utf-8")
+            )
+        except (OSError, ValueError):  # also an entry of the older form (no phone rendition)
             return None
-        return svg, sizes, [tuple(word) for word in layout]
+        words = [tuple(word) for word in layout]
+        narrow_words = [tuple(word) for word in narrow_layout] if narrow_layout else None
+        return svg, sizes, words, narrow, narrow_words
 
     def put(self, key: str, value) -> None:
         try:

@@ -44,6 +44,7 @@ TOC_MATH = re.compile(r"\\\((.*?)\\\)|\\\[(.*?)\\\]", re.S)
 # the search form of the page keeps the marked <div> but not the SVG inside it (same index).
 SKIPPED_FIGURE = re.compile(r'<div class="posenc-figure" data-search-exclude="[^"]*"[^>]*>\s*<svg')
 FIGURE_END = re.compile(r"</svg>\s*</div>")
+NEXT_SVG = re.compile(r"</svg>\s*<svg\b")
 
 
 def _without_figures(text: str) -> str:
@@ -53,6 +54,8 @@ def _without_figures(text: str) -> str:
         if m.start() < last:  # inside a figure already taken out
             continue
         end = text.find("</svg>", m.end())
+        while end >= 0 and (more := NEXT_SVG.match(text, end)):  # its phone rendition
+            end = text.find("</svg>", more.end())
         close = FIGURE_END.match(text, end) if end >= 0 else None
         if close is None:  # not site_figures.to_html's shape: the plugin skips it as before
             continue
@@ -131,7 +134,12 @@ def typeset(items: list[tuple[str, bool]], where: str = "") -> list[dict[str, st
         # A display formula is set in display style but in KaTeX's inline mode, so that, like
         # inline math, it can break after a top-level relation or operator when the column is
         # narrower than the formula (KaTeX's display mode never breaks).
-        request = [(DISPLAY_STYLE + tex if display else tex, False) for tex, display in todo]
+        # Where it may break is chosen from its atoms (hooks/katex-render.cjs): a display
+        # formula at its separators and top-level relations, never inside brackets.
+        request = [
+            (DISPLAY_STYLE + tex if display else tex, False, "display" if display else "inline")
+            for tex, display in todo
+        ]
         proc.stdin.write(json.dumps(request, ensure_ascii=False) + "\n")
         answers = json.loads(proc.stdout.readline())
         for (tex, display), out in zip(todo, answers, strict=True):

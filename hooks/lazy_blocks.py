@@ -44,7 +44,7 @@ _BLOCK_TAG = re.compile(
 _VOID = {"hr"}
 _OPAQUE = ("svg", "math", "pre", "script", "style", "template")  # their insides are skipped
 _HEADING = re.compile(r"h[1-6]")
-_SVG_BOX = re.compile(r'<svg[^>]*viewBox="[\d.]+ [\d.]+ ([\d.]+) ([\d.]+)"')
+_SVG_BOX = re.compile(r'(<svg[^>]*)viewBox="[\d.]+ [\d.]+ ([\d.]+) ([\d.]+)"')
 _CJK = re.compile(r"[\u2e80-\uffff]")
 _SPACE = re.compile(r"\s")
 _STYLE = re.compile(r"\sstyle\s*=", re.I)
@@ -97,13 +97,16 @@ def _end_of(article: str, tag: str, pos: int) -> int:
 def estimate(block: str) -> int:
     """A generous height (px) of a block on a phone."""
     height = 0.0
-    for svg in _SVG_BOX.finditer(block):  # figures keep at least 32rem of width and scroll
-        width, tall = float(svg[1]), float(svg[2])
-        height += max(COLUMN, 512) * tall / width + 40
+    svgs = _SVG_BOX.findall(block)
+    if any("posenc-narrow" in tag for tag, _, _ in svgs):  # a figure's phone rendition
+        svgs = [svg for svg in svgs if "posenc-wide" not in svg[0]]
+    for _, width, tall in svgs:  # figures scale to the column (pt: 4/3 px)
+        height += min(COLUMN, float(width) * 4 / 3) * float(tall) / float(width) + 40
     for pre in re.findall(r"<pre\b.*?</pre>", block, re.S):
         height += (pre.count("\n") + 1) * 22 + 40
     rows = block.count("<tr")
-    height += rows * 2 * LINE
+    # a wide table stacks its rows on a phone (hooks/tables.py): a line or more per cell
+    height += block.count("<td") * LINE + rows * 16 if "data-stack" in block else rows * 2 * LINE
     height += block.count('<div class="arithmatex"') * 90 + block.count("<mtr") * 45
     # the text a reader sees: not code or figures (counted above), not MathML (KaTeX's visible
     # copy of each formula stays)

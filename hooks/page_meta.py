@@ -9,7 +9,10 @@
   from CITATION.cff and the page's canonical URL. The block carries ``data-search-exclude``, so
   the search index holds the page, not this boilerplate;
 - 404 pages: mkdocs-static-i18n renders both languages' 404 to the site root, the Chinese one
-  last. The English one is kept at the root and the Chinese one goes to ``zh/404.html``.
+  last. The English one is kept at the root and the Chinese one goes to ``zh/404.html``. A
+  static host is told to serve that one for /zh/ paths in its own configuration; under
+  ``mkdocs serve`` this hook does it (``on_serve``): a /zh/ path that does not exist gets the
+  Chinese 404, any other the English one.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ TEXT = {
         "notebook": "notebook (.ipynb)",
         "script": "script (.py)",
         "checked": "The checks on this page last ran on {date} against {versions}.",
-        "checked_src": "recorded by <code>make bench</code> in bench.json",
+        "checked_src": " <small>(recorded by <code>make bench</code> in bench.json)</small>",
         "cite": "Cite this page",
         "language": "english",
         "not_found": "Page not found",
@@ -45,7 +48,8 @@ TEXT = {
         "notebook": "Jupyter 笔记本（.ipynb）",
         "script": "Python 脚本（.py）",
         "checked": "本页的检验代码最近一次于 {date} 运行，所用版本：{versions}。",
-        "checked_src": "由 <code>make bench</code> 记录在 bench.json 中",
+        # full-width parentheses, no space after the full stop (issue 23)
+        "checked_src": "<small>（由 <code>make bench</code> 记录在 bench.json 中）</small>",
         "cite": "引用本页",
         "language": "chinese",
         "not_found": "页面不存在",
@@ -175,7 +179,7 @@ def footer(page, lang: str) -> str:
         versions = ", ".join(f"{name} {v}" for name, v in checked["versions"].items())
         parts.append(
             f'<p class="posenc-checked">{t["checked"].format(date=checked["date"], versions=versions)}'
-            f" <small>({t['checked_src']})</small></p>"
+            f"{t['checked_src']}</p>"
         )
     cff = _RECORDS.get("cff") if _RECORDS else citation()
     entry = html.escape(bibtex(page, lang, cff or {}, checked), quote=False)
@@ -225,3 +229,24 @@ def on_post_template(output, template_name, config, **kwargs):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "404.html").write_text(output, encoding="utf-8")
     return _ROOT_404.get("en", output)
+
+
+def on_serve(server, config, builder, **kwargs):
+    """Under ``mkdocs serve``, a /zh/ path that does not exist gets zh/404.html (MkDocs' dev
+    server answers every missing path with the root's 404.html)."""
+    serve = server._serve_request
+
+    def serve_request(environ, start_response):
+        result = serve(environ, start_response)
+        if result is not None:
+            return result
+        path = environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8", "ignore")
+        mount = getattr(server, "mount_path", "/")
+        page = Path(server.root) / "zh" / "404.html"
+        if path.startswith(mount) and path[len(mount) :].startswith("zh/") and page.is_file():
+            start_response("404 Not Found", [("Content-Type", "text/html; charset=utf-8")])
+            return [page.read_bytes()]
+        return None
+
+    server._serve_request = serve_request
+    return server

@@ -53,6 +53,10 @@ _CYCLE = (
     "#17becf",
 )
 MIN_FONT_PT = 9.0  # no text smaller than this (the figure is never shown below 1:1.2)
+# A figure wider than this (inches) is drawn a second time for phones, this wide with its panels
+# one under the other (issue 23): 4 in is 384 CSS px, so on a 360 px phone's 328 px column its
+# 9 pt text still shows at 10 px. The page shows one of the two (posenc.css).
+NARROW_WIDTH = 4.0
 
 
 def _code_key(code):  # type: ignore[no-untyped-def]
@@ -152,6 +156,116 @@ def _layout(texts: list[Any]) -> list[tuple[str, str, float, str, float]]:
     return out
 
 
+def _narrow(fig: Any) -> bool:
+    """Lay ``fig`` out again for a phone: NARROW_WIDTH wide, the panels of a grid one under the
+    other (row by row), a panel that hid the tick labels it shared with its left neighbour
+    showing them. False (nothing changed) when the figure is that narrow already or its panels
+    are not one cell each of one grid."""
+    from matplotlib.gridspec import GridSpec
+
+    width, height = (float(x) for x in fig.get_size_inches())
+    panels = [ax for ax in fig.axes if ax.get_subplotspec() is not None]  # not colorbars
+    if width <= NARROW_WIDTH * 1.05 or not panels:
+        return False
+    grid = panels[0].get_subplotspec().get_gridspec()
+    cells = []
+    for ax in panels:
+        spec = ax.get_subplotspec()
+        if spec.get_gridspec() is not grid or len(spec.rowspan) != 1 or len(spec.colspan) != 1:
+            return False
+        cells.append((spec.rowspan.start, spec.colspan.start))
+    rows, cols = grid.get_geometry()
+    if cols > 1:
+        # each panel as tall as it was wide, scaled to the new width, within limits
+        row = min(
+            max(height / rows, height / rows * NARROW_WIDTH * cols / width), 0.75 * NARROW_WIDTH
+        )
+        stacked = GridSpec(rows * cols, 1, figure=fig)
+        for ax, (r, c) in zip(panels, cells, strict=True):
+            ax.set_subplotspec(stacked[r * cols + c, 0])
+            if c > 0 and len(ax.get_shared_y_axes().get_siblings(ax)) > 1:
+                ax.yaxis.set_tick_params(labelleft=True)
+        height = row * rows * cols
+    fig.set_size_inches(NARROW_WIDTH, height)
+    for ax in fig.axes:  # a title or label longer than the narrow figure breaks into lines
+        for text in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
+            text.set_wrap(True)
+    return True
+
+
+def _collide(fig: Any) -> list[Any]:
+    """The labels written inside an axes (``ax.text``) that run into a neighbour."""
+    renderer = fig.canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        boxes = [(t, t.get_window_extent(renderer)) for t in ax.texts if t.get_text().strip()]
+        for i, (a, box) in enumerate(boxes):
+            if any(box.overlaps(other) for _, other in boxes[:i] + boxes[i + 1 :]):
+                out.append(a)
+    return out
+
+
+def _outside(fig: Any) -> list[Any]:
+    """The words of ``fig`` that run past its left or right edge."""
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    out = []
+    for text in _texts(fig):
+        extent = text.get_window_extent(renderer)
+        if extent.x0 < box.x0 - 3 or extent.x1 > box.x1 + 3:  # 3 px: mathtext's own slack
+            out.append(text)
+    return out
+
+
+_CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+
+
+def _two_lines(text: Any) -> bool:
+    """Put a one-line Chinese title or label on two lines, broken nearest its middle: after a
+    space, "/" or Chinese comma, or before an opening bracket. False where it is not such a text
+    (or has no such place)."""
+    words = text.get_text()
+    if "\n" in words or not _CJK.search(words) or "$" in words:
+        return False
+    places = [i + 1 for i, ch in enumerate(words) if ch in " /，、"]
+    places += [i for i, ch in enumerate(words) if ch in "（(" and i]
+    places = [i for i in places if 0 < i < len(words)]
+    if not places:
+        return False
+    at = min(places, key=lambda i: abs(i - len(words) / 2))
+    text.set_text(words[:at].rstrip() + "\n" + words[at:].lstrip())
+    return True
+
+
+def _save_narrow(fig: Any) -> str | None:
+    """``fig`` laid out for a phone (``_narrow``) and drawn, or None where it does not fit
+    there: the layout engine gave up, a word lies outside the figure, or labels inside an axes
+    run into each other even when turned upright."""
+    if not _narrow(fig):
+        return None
+    # measuring words draws them: matplotlib's warnings (a glyph it lacks) are recorded, not shown
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        svg = _save(fig)
+        if _collide(fig):  # e.g. a number in each cell of a grid: turned upright, they fit
+            for ax in fig.axes:
+                for text in ax.texts:
+                    text.set_rotation(90)
+            svg = _save(fig)
+        if _collide(fig):
+            return None
+        outside = _outside(fig)
+        # matplotlib wraps a title or label at spaces only: a Chinese one goes on two lines
+        if outside and all(_two_lines(text) for text in outside):
+            svg = _save(fig)
+            outside = _outside(fig)
+        if outside:
+            return None
+    if any("constrained_layout not applied" in str(w.message) for w in caught):
+        return None
+    return svg
+
+
 def _save(fig: Any) -> str:
     buf = io.StringIO()
     with warnings.catch_warnings():
@@ -224,38 +338,55 @@ def to_html(fig: Any, *, alt: str = "") -> str:
         page = _page[0].split("/", 1)[1] if _page[0].startswith(("en/", "zh/")) else _page[0]
         call = _calls.setdefault((_page[0], code), itertools.count())
         key = (page, _code_key(code), next(call))
-    svg = None
+    # (svg, the words' font sizes, their layout, svg for a phone or None, its layout or None)
+    drawn: tuple[Any, ...] | None = None
     if zh:
         alt = translate(alt)
         words = [translate(t.get_text()) for t in texts]
-        drawn = _cache.get(key)
+        twin = _cache.get(key)
         # the English page's figure with the words swapped: same data, matplotlib runs once
-        if drawn is not None and drawn[1] == [t.get_fontsize() for t in texts]:
-            svg = translate_svg(drawn[0], drawn[2], words)
-        if svg is None:  # no English twin (or other words): draw it in Chinese
+        if twin is not None and twin[1] == [t.get_fontsize() for t in texts]:
+            wide = translate_svg(twin[0], twin[2], words)
+            narrow = translate_svg(twin[3], twin[4], words) if twin[3] is not None else None
+            if wide is not None and (narrow is not None or twin[3] is None):
+                drawn = (wide, None, None, narrow, None)
+        if drawn is None:  # no English twin (or other words): draw it in Chinese
             for t, word in zip(texts, words, strict=True):
                 t.set_text(word)
-    if svg is None:
+    if drawn is None:
         store = _store[0] if key is not None and not zh else None
         stored = store.get(repr(key)) if store is not None else None
         if stored is not None and stored[1] == [t.get_fontsize() for t in texts]:
-            _cache[key] = stored  # drawn by an earlier build from the same code and package
-            svg = stored[0]
+            drawn = stored  # drawn by an earlier build from the same code and package
         else:
-            svg = _save(fig)
-            if key is not None and not zh:
-                _cache[key] = (svg, [t.get_fontsize() for t in texts], _layout(texts))
-                if store is not None:
-                    store.put(repr(key), _cache[key])
+            sizes = [t.get_fontsize() for t in texts]
+            # where each word sits, for the Chinese twin of an English figure
+            wide, layout = _save(fig), None if zh else _layout(texts)
+            narrow = _save_narrow(fig)
+            drawn = (wide, sizes, layout, narrow, None if zh or not narrow else _layout(texts))
+            if store is not None:
+                store.put(repr(key), drawn)
+        if key is not None and not zh:
+            _cache[key] = drawn
     plt.close(fig)
+    svgs = [_finish(drawn[0], alt, "posenc-wide" if drawn[3] else "")]
+    if drawn[3] is not None:
+        svgs.append(_finish(drawn[3], alt, "posenc-narrow"))
+    # the figure scales to the column; one drawn for phones too is marked for posenc.css
+    narrow_mark = " data-narrow" if len(svgs) > 1 else ""
+    return f'<div class="posenc-figure"{narrow_mark}>\n' + "\n".join(svgs) + "\n</div>"
+
+
+def _finish(svg: str, alt: str, css_class: str) -> str:
+    """The drawn SVG as the page holds it: slimmed, its ids unique on the page, labelled."""
+    from html import escape
+
     svg = _slim(svg)
     # ids are unique within one SVG, not across the several inline on a page: prefix them all
     prefix = f"fig{next(_ids)}-"
     svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', svg)
     svg = re.sub(r'(url\(#|href="#)([^)"]+)', lambda m: f"{m.group(1)}{prefix}{m.group(2)}", svg)
+    attrs = f'class="{css_class}" ' if css_class else ""
     if alt:
-        from html import escape
-
-        svg = svg.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" ', 1)
-    # below 512 px the figure scrolls sideways (posenc.css): tabindex lets a keyboard scroll it
-    return f'<div class="posenc-figure" tabindex="0">\n{svg}\n</div>'
+        attrs += f'role="img" aria-label="{escape(alt)}" '
+    return svg.replace("<svg ", f"<svg {attrs}", 1) if attrs else svg

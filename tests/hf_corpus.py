@@ -44,6 +44,7 @@ import torch
 import hf_walk
 import hf_walk_fixed
 import posenc.hf
+import seeded
 
 CORPUS = Path(__file__).resolve().parent / "hf_corpus"
 BATCH, HEADS, SEQ = 2, 2, 8
@@ -165,8 +166,8 @@ def _compare_rotary(res: Result, scheme: Any, obj: Any) -> None:
     for (layer_type, hd), index in groups.items():
         layer = scheme.layer(index)
         pid = _ids(layer, scheme.max_position_embeddings)
-        q = torch.randn(BATCH, HEADS, SEQ, hd, generator=gen, dtype=torch.float64)
-        k = torch.randn(BATCH, HEADS, SEQ, hd, generator=gen, dtype=torch.float64)
+        q = seeded.randn(BATCH, HEADS, SEQ, hd, generator=gen, dtype=torch.float64)
+        k = seeded.randn(BATCH, HEADS, SEQ, hd, generator=gen, dtype=torch.float64)
         res.kinds.append(f"{layer_type}:{layer.kind}:{hd}")
         for dtype in (torch.float64, torch.float32):
             qd, kd = q.to(dtype), k.to(dtype)

@@ -24,6 +24,7 @@ import torch
 
 import hf_walk_extra
 import posenc.hf
+import seeded
 
 SEQ = 7
 BATCH = 2
@@ -562,8 +563,8 @@ def walk_one(model_type: str, module: str) -> Outcome:
             continue
         compared += 1
         hd = layer.head_dim or 16
-        q = torch.randn(BATCH, HEADS, SEQ, hd, generator=gen)
-        k = torch.randn(BATCH, HEADS, SEQ, hd, generator=gen)
+        q = seeded.randn(BATCH, HEADS, SEQ, hd, generator=gen)
+        k = seeded.randn(BATCH, HEADS, SEQ, hd, generator=gen)
         takes = "layer_type" in inspect.signature(rc.forward).parameters
         lt = layer.layer_type if takes and getattr(rot_cfg, "layer_types", None) else None
         try:

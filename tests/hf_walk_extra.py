@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+import seeded
+
 BATCH, SEQ, PAST = 2, 7, 3
 
 # non-default parameters, so the walk checks that describe reads the model's own keys
@@ -89,7 +91,7 @@ def buckets_layoutlm(mod: Any, cfg: Any) -> list[tuple[str, torch.Tensor, torch.
         got = _head0(one_d(pid))
         out.append(("1d", got, pid[0][None, :] - pid[0][:, None], enc_cls.__name__))
     gen = torch.Generator().manual_seed(1)
-    bbox = torch.randint(0, 1000, (BATCH, 40, 4), generator=gen)
+    bbox = seeded.randint(0, 1000, (BATCH, 40, 4), generator=gen)
     for axis, coord in (("x", 0), ("y", 3)):  # x: left edges, y: bottom edges
         this, other = (enc.rel_pos_x_bias, enc.rel_pos_y_bias)[:: 1 if axis == "x" else -1]
         _arange_weight(this.weight, 1)
@@ -128,7 +130,7 @@ BUCKET_PROBES = {
 
 def _qkv(hd: int, seed: int = 0) -> tuple[torch.Tensor, ...]:
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(BATCH, SEQ, 4, hd, generator=gen) for _ in range(3))  # (b, s, h, d)
+    return tuple(seeded.randn(BATCH, SEQ, 4, hd, generator=gen) for _ in range(3))  # (b, s, h, d)
 
 
 def _gptj_sin_cos(mod: Any, cfg: Any, pid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -210,7 +212,7 @@ def rotary_hidden(mod: Any, cfg: Any) -> list[tuple[Any, ...]]:
     heads = cfg.num_attention_heads
     hd = cfg.hidden_size // heads
     gen = torch.Generator().manual_seed(0)
-    h = torch.randn(BATCH, SEQ, cfg.hidden_size, generator=gen)
+    h = seeded.randn(BATCH, SEQ, cfg.hidden_size, generator=gen)
     with torch.no_grad():
         table = rot_cls(cfg)(h)  # (2, seq, 1, 1, hd): cos and sin
         out = attn_cls(cfg)._apply_rotary_embedding(h, table)

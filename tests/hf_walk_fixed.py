@@ -39,6 +39,7 @@ import hf_walk
 import hf_walk_extra
 import posenc
 import posenc.hf
+import seeded
 from hf_walk import Outcome, modeling_modules
 
 TOL32 = 1e-6
@@ -413,7 +414,7 @@ def walk_t5(model_type: str, module: str) -> Outcome | None:
                 else:
                     got = _buckets(attn, q_len, k_len, past_seen_tokens=past)
                     rel = torch.arange(k_len)[None, :] - (torch.arange(q_len)[:, None] + past)
-                want = torch.as_tensor(fn(rel.numpy()))
+                want = torch.as_tensor(fn(rel.cpu().numpy()))
                 worst_bad = max(worst_bad, int((got != want).sum()))
             kinds.append(f"{cls.__name__}:{'decoder' if decoder else 'encoder'}")
     if not kinds:
@@ -469,7 +470,7 @@ def walk_buckets(model_type: str, module: str, mod: Any) -> Outcome:
                 max_distance=scheme.fixed["bbox_max_distance"],
             )
         try:
-            want = torch.as_tensor(np.asarray(fn(rel.numpy())))
+            want = torch.as_tensor(np.asarray(fn(rel.cpu().numpy())))
         except ValueError as exc:  # parameters t5_bucket refuses: a wrong row
             return _verdict(model_type, scheme, math.inf, f"{name}: {exc}", module, [])
         worst_bad = max(worst_bad, int((got != want).sum()))
@@ -538,7 +539,7 @@ def _owners(mod: Any, emb: list[type], model_type: str) -> list[type]:
 
 def _tokens(pad: int | None, vocab: int = 100) -> torch.Tensor:
     gen = torch.Generator().manual_seed(0)
-    tok = torch.randint(4, vocab, (BATCH, SEQ), generator=gen)
+    tok = seeded.randint(4, vocab, (BATCH, SEQ), generator=gen)
     if pad is not None:
         tok[tok == pad] = pad + 1 if pad + 1 < vocab else pad - 1
         tok[1, :2] = pad  # left padding in row 1

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 import posenc
+import seeded
 from hostile_values import (
     BIG,
     Case,
@@ -41,7 +42,7 @@ def int_option_cases(arg: str, good: int) -> list[Case]:
 
 def _randn(*shape, seed=0, dtype=torch.float64):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+    return seeded.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
 
 
 def Q():
@@ -77,7 +78,7 @@ def float_cases(arg: str, ref, *, optional: bool) -> list[Case]:
         lazy(arg, "int64", lambda: ref().long(), bad_type(arg)),
         lazy(arg, "bool", lambda: ref() > 0, bad_type(arg)),
         lazy(arg, "complex", lambda: ref().to(torch.complex64), bad_type(arg)),
-        lazy(arg, "numpy", lambda: ref().numpy(), bad_type(arg)),
+        lazy(arg, "numpy", lambda: ref().cpu().numpy(), bad_type(arg)),
         lazy(arg, "list", lambda: ref().tolist(), bad_type(arg)),
         lazy(arg, "rank-1", lambda: ref().flatten(), bad_value(arg)),
         lazy(arg, "zero-width", lambda: ref()[..., :0], bad_value(arg)),

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 import posenc
+import seeded
 from hostile_values import (
     Case,
     Either,
@@ -37,7 +38,7 @@ YARN = {
 
 def _randn(*shape, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g, dtype=torch.float64).float()
+    return seeded.randn(*shape, generator=g, dtype=torch.float64).float()
 
 
 def Q():
@@ -67,7 +68,9 @@ def _x_rows(arg, ref, other, ref_other):
         meta=bad_value("q", "k_pe"),  # the other one stays on the CPU
         overrides={
             "empty-seq": None,
-            "+numpy": lazy(arg, "numpy-with-tensor", lambda: ref().numpy(), bad_type("q", "k_pe")),
+            "+numpy": lazy(
+                arg, "numpy-with-tensor", lambda: ref().cpu().numpy(), bad_type("q", "k_pe")
+            ),
         },
     )
 

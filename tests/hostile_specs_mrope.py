@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 import posenc
+import seeded
 from hostile_values import (
     Case,
     Same,
@@ -33,7 +34,7 @@ LAYOUTS = [[("text", 2), ("video", (2, 4, 4), 0.5), ("text", 1)]]
 
 def X():
     g = torch.Generator().manual_seed(0)
-    return torch.randn(2, 2, 4, 8, generator=g, dtype=torch.float64).float()
+    return seeded.randn(2, 2, 4, 8, generator=g, dtype=torch.float64).float()
 
 
 def _layout(*segs):
@@ -87,7 +88,7 @@ SPECS = [
                     "+numpy-tensor-ids": lazy(
                         "x",
                         "numpy-x-tensor-ids",
-                        lambda: X().numpy(),
+                        lambda: X().cpu().numpy(),
                         bad_type("position_ids"),
                         position_ids=torch.as_tensor(IDS),
                     ),

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 import posenc
+import seeded
 from hostile_values import (
     Case,
     Same,
@@ -35,7 +36,7 @@ CONV = ("qwen2_vl", "pixtral")
 
 def _randn(*shape, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g, dtype=torch.float64).float()
+    return seeded.randn(*shape, generator=g, dtype=torch.float64).float()
 
 
 def X():
@@ -63,8 +64,8 @@ def _ref(fn):
         if not isinstance(x, torch.Tensor):
             return fn(x, positions, **kw)
         kw = {k: _np(v) for k, v in kw.items()}
-        out = fn(x.detach().cpu().double().numpy(), _np(positions), **kw)
-        return torch.from_numpy(np.ascontiguousarray(out)).to(x.dtype)
+        out = fn(x.detach().cpu().double().cpu().numpy(), _np(positions), **kw)
+        return torch.as_tensor(np.ascontiguousarray(out)).to(x.dtype)
 
     return ref
 
@@ -87,7 +88,7 @@ def _x_rows(ref, base_positions, numpy_ok=True, meta="works", **extra):
             "+numpy-tensor-positions": lazy(
                 "x",
                 "numpy-x-tensor-positions",
-                lambda: ref().numpy(),
+                lambda: ref().cpu().numpy(),
                 bad_type("positions"),
                 positions=torch.as_tensor(base_positions),
             ),
@@ -121,14 +122,14 @@ def _positions_rows():
 
 
 def _freqs_rows():
-    f = F().double().numpy()
+    f = F().double().cpu().numpy()
     return [
         Case("freqs", "np-float32", f.astype(np.float32), Same(f.astype(np.float32))),
-        lazy("freqs", "torch-float64", lambda: torch.from_numpy(f), Same(lambda: f)),
+        lazy("freqs", "torch-float64", lambda: torch.as_tensor(f), Same(lambda: f)),
         lazy(
             "freqs",
             "torch-requires-grad",
-            lambda: torch.from_numpy(f).requires_grad_(),
+            lambda: torch.as_tensor(f).requires_grad_(),
             Same(lambda: f),
         ),
         Case("freqs", "list", f.tolist(), Same(f)),
@@ -152,7 +153,7 @@ def _freqs_rows():
             "tensor-numpy-x",
             lambda: F(),
             bad_type("freqs"),
-            x=X().numpy(),
+            x=X().cpu().numpy(),
             positions=P,
         ),
     ]
@@ -255,7 +256,10 @@ SPECS = [
                 **{
                     "+width-6": lazy("x", "width-6", lambda: X()[..., :6], bad_value("x")),
                     "+numpy-float32": lazy(
-                        "x", "numpy-float32", lambda: X().numpy(), Same(lambda: X().numpy())
+                        "x",
+                        "numpy-float32",
+                        lambda: X().cpu().numpy(),
+                        Same(lambda: X().cpu().numpy()),
                     ),
                 },
             ),
@@ -295,7 +299,7 @@ SPECS = [
                     "+numpy-tensor-freqs": lazy(
                         "x",
                         "numpy-x-tensor-freqs",
-                        lambda: X().numpy(),
+                        lambda: X().cpu().numpy(),
                         bad_type("positions", "freqs"),
                     ),
                 },
@@ -333,7 +337,7 @@ SPECS = [
                     "+numpy-tensor-positions": lazy(
                         "x",
                         "numpy-x-tensor-positions",
-                        lambda: XB().numpy(),
+                        lambda: XB().cpu().numpy(),
                         bad_type("x"),
                         positions=torch.as_tensor(P),
                     ),
@@ -349,7 +353,7 @@ def _meta_then_reset():
     fresh = RoPEMixed(8, 2, rotate=False)
     with torch.device("meta"):
         m = RoPEMixed(8, 2, rotate=False)
-    m = m.to_empty(device="cpu")
+    m = m.to_empty(device=torch.get_default_device())
     m.reset_parameters()
     assert_same(m(XB(), P), fresh(XB(), P), ulps=0)
 
@@ -357,8 +361,8 @@ def _meta_then_reset():
 def _double():
     m = RoPEMixed(8, 2, rotate=False).double()
     x = XB().double()
-    want = posenc.apply_rope_mixed(x.numpy(), P, m.freqs.detach().numpy())
-    assert_same(m(x, P), torch.from_numpy(want), ulps=8)
+    want = posenc.apply_rope_mixed(x.cpu().numpy(), P, m.freqs.detach().cpu().numpy())
+    assert_same(m(x, P), torch.as_tensor(want), ulps=8)
 
 
 MODULE_STATES = {

@@ -527,7 +527,7 @@ def x_cases(
         ),
     ]
     if not numpy_ok:
-        cases.append(lazy(arg, "numpy", lambda: ref().numpy(), bad_type(arg)))
+        cases.append(lazy(arg, "numpy", lambda: ref().cpu().numpy(), bad_type(arg)))
     cases.append(lazy(arg, "zero-width", lambda: ref()[..., :0], bad_value(arg)))
     return with_overrides(cases, overrides)
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import oracle
 import posenc
+import seeded
 from conftest import make, to_numpy
 
 values = pytest.mark.values
@@ -81,14 +82,14 @@ def test_matches_oracle(seed, lq, lk, d, dv, batch, with_bias, with_mask, backen
 @pytest.mark.parametrize("kind", ["plain", "mask", "bias", "scale"])
 def test_agrees_with_torch_sdpa(kind, device):
     g = torch.Generator(device="cpu").manual_seed(0)
-    q, k, v = (torch.randn(2, 3, n, 8, generator=g, dtype=torch.float64) for n in (5, 7, 7))
+    q, k, v = (seeded.randn(2, 3, n, 8, generator=g, dtype=torch.float64) for n in (5, 7, 7))
     q, k, v = q.to(device), k.to(device), v.to(device)
     kw, sdpa_kw = {}, {}
     if kind == "mask":
         mask = torch.ones(5, 7, dtype=torch.bool, device=device).tril(diagonal=2)
         kw["mask"] = sdpa_kw["attn_mask"] = mask
     elif kind == "bias":
-        bias = torch.randn(3, 5, 7, generator=g, dtype=torch.float64).to(device)
+        bias = seeded.randn(3, 5, 7, generator=g, dtype=torch.float64).to(device)
         kw["bias"] = sdpa_kw["attn_mask"] = bias
     elif kind == "scale":
         kw["scale"] = sdpa_kw["scale"] = 0.3

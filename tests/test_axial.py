@@ -77,7 +77,8 @@ def test_detr_learned_positions_are_an_axial_table_with_halves_swapped():
     torch.manual_seed(0)
     emb = mod.DetrLearnedPositionEmbedding(embedding_dim=4)
     h, w = 3, 5
-    pos = emb(torch.Size([1, 8, h, w]), "cpu", torch.float32).detach()  # (1, 8, h, w)
+    where = emb.row_embeddings.weight.device  # the default device: cuda on the cuda leg
+    pos = emb(torch.Size([1, 8, h, w]), where, torch.float32).detach()  # (1, 8, h, w)
     got = pos[0].permute(1, 2, 0).reshape(h * w, 8)
     rows, cols = emb.row_embeddings.weight[:h].detach(), emb.column_embeddings.weight[:w].detach()
     ax = posenc.axial_position_embeddings([rows, cols], h * w)
@@ -121,8 +122,8 @@ def test_loop_oracle_three_axes_and_numpy_equals_torch():
         np.testing.assert_array_equal(
             got[p], np.concatenate([tables[0][i], tables[1][j], tables[2][m]])
         )
-    t = posenc.axial_position_embeddings([torch.from_numpy(x) for x in tables], 24)
-    np.testing.assert_array_equal(t.numpy(), got)
+    t = posenc.axial_position_embeddings([torch.as_tensor(x) for x in tables], 24)
+    np.testing.assert_array_equal(t.cpu().numpy(), got)
 
 
 def test_parameter_count_and_rank():
@@ -144,7 +145,7 @@ def test_out_of_range_and_meta_reset():
     fresh = AxialPositionEmbedding(SHAPE, DIMS)
     with torch.device("meta"):
         meta = AxialPositionEmbedding(SHAPE, DIMS)
-    meta = meta.to_empty(device="cpu")
+    meta = meta.to_empty(device=torch.get_default_device())  # where fresh was drawn
     torch.manual_seed(3)
     meta.reset_parameters()
     torch.testing.assert_close(meta(24), fresh(24), rtol=0, atol=0)

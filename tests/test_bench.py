@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from ci_rule import require
 
@@ -29,7 +30,8 @@ def quick(tmp_path_factory):
     from bench.report import run
 
     path = tmp_path_factory.mktemp("bench") / "bench.json"
-    results = run(quick=True, repeat=2, memory=True, build=False, json_path=path)
+    with torch.device("cpu"):  # run(device="cpu"): what its cases make without a device, too
+        results = run(quick=True, repeat=2, memory=True, build=False, json_path=path)
     return results, json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -7,7 +7,7 @@ Chinese queries search and highlight words.
 
 Needs Debian's chromium at /usr/bin/chromium (Playwright drives it; `playwright install` is
 not used). Without it these tests skip, except under CI=true, where they fail.
-(Accessibility, axe-core, lives in tests/test_a11y.py.)
+(Every page on a phone, with axe-core, is in tests/test_browser_phone.py.)
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def server(built_site):
+def serving(built_site):
+    """The built site over HTTP on 127.0.0.1 (a generator: the base URL, then shut down)."""
     assert built_site.returncode == 0, built_site.log[-2000:]
     handler = functools.partial(_Quiet, directory=str(built_site.path))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -69,14 +69,24 @@ def server(built_site):
     httpd.shutdown()
 
 
-@pytest.fixture(scope="module")
-def browser():
+def chromium():
+    """Debian's Chromium driven by Playwright (a generator: the browser, then closed)."""
     _need_chromium()
     sync_api = require("playwright.sync_api")  # skip without it; fail under CI=true
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def server(built_site):
+    yield from serving(built_site)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    yield from chromium()
 
 
 def _open(browser, viewport=DESKTOP, **kwargs):
@@ -145,32 +155,6 @@ OVERFLOW = """
   return {scroll: document.documentElement.scrollWidth, width: limit, wide: wide.slice(0, 5)};
 }
 """
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("name", pages("en"))
-def test_page_on_a_phone(phone, server, lang, name):
-    """Every page at 390 px: loads, math typeset, figures drawn, nothing wider than the screen,
-    zero console errors (a 404 of any request counts), and no request leaves the site."""
-    response = phone.goto(_url(server, lang, name), wait_until="load")
-    assert response is not None and response.ok
-    phone.wait_for_load_state("networkidle")
-    assert phone.evaluate("() => document.documentElement.lang") == lang
-    report = phone.evaluate(MATH_REPORT)
-    assert not report["raw"] and report["errors"] == 0, report
-    sizes = phone.evaluate(
-        "() => [...document.querySelectorAll('.posenc-figure svg')].map(s => s.getBoundingClientRect().width)"
-    )
-    assert all(w > 50 for w in sizes), sizes
-    overflow = phone.evaluate(OVERFLOW)
-    assert overflow["scroll"] <= overflow["width"] and not overflow["wide"], overflow
-    assert not phone.console_errors, phone.console_errors
-    foreign = [u for u in phone.requests if not u.startswith(server) and not u.startswith("data:")]
-    assert not foreign, foreign
-    # math is typeset at build time: no page requests a script that typesets it (issue 13)
-    scripts = [u for u in phone.requests if u.split("?")[0].endswith((".js", ".mjs"))]
-    math_js = [u for u in scripts if any(k in u.lower() for k in ("mathjax", "katex", "tex-"))]
-    assert not math_js, math_js
 
 
 TABLE_BOXES = """
@@ -269,6 +253,52 @@ def test_language_switch_keeps_the_section(page, server, src, dst):
     page.click(f'.md-select__link[hreflang="{dst}"]')
     page.wait_for_load_state("load")
     assert page.url == _url(server, dst, "rope.md") + "#pairings"
+
+
+@pytest.mark.parametrize("src,dst", [("en", "zh"), ("zh", "en")])
+def test_language_switch_keeps_the_place_without_a_hash(page, server, src, dst):
+    """Scrolled down to a section of a page whose URL has no hash, the language switch opens the
+    twin at that section (issue 23: /zh/rope/ opened at the top); at the top of a page it opens
+    the top."""
+    page.goto(_url(server, src, "rope.md"))
+    page.hover(".md-header .md-select")
+    href = page.eval_on_selector(f'.md-select__link[hreflang="{dst}"]', "a => a.href")
+    assert urlsplit(href).fragment == ""  # at the top: no section to carry
+    page.evaluate("() => document.getElementById('pairings').scrollIntoView()")
+    page.mouse.wheel(0, 120)  # a little further into the section, as a reader would be
+    page.wait_for_timeout(200)
+    assert urlsplit(page.url).fragment == ""
+    page.hover(".md-header .md-select")
+    page.click(f'.md-select__link[hreflang="{dst}"]')
+    page.wait_for_load_state("load")
+    assert page.url == _url(server, dst, "rope.md") + "#pairings"
+
+
+def test_scheme_follows_the_system_until_the_reader_chooses(browser, server):
+    """A reader whose system prefers dark gets the dark scheme on first view, and the light one
+    when the system prefers light; once the reader picks a scheme with the toggle, that choice
+    wins over the system's on the next page (issue 23: the site ignored prefers-color-scheme)."""
+    scheme = "() => document.body.getAttribute('data-md-color-scheme')"
+    context, pg = _open(browser, color_scheme="dark")
+    try:
+        pg.goto(_url(server, "en", "rope.md"), wait_until="load")
+        assert pg.evaluate(scheme) == "slate"
+        pg.emulate_media(color_scheme="light")
+        pg.wait_for_function(f"() => ({scheme})() === 'default'")
+        pg.emulate_media(color_scheme="dark")
+        pg.wait_for_function(f"() => ({scheme})() === 'slate'")
+        pg.click("form[data-posenc-palette] label:not([hidden])")  # the reader picks light
+        assert pg.evaluate(scheme) == "default"
+        pg.goto(_url(server, "zh", "sinusoidal.md"), wait_until="load")
+        assert pg.evaluate(scheme) == "default"  # the system still prefers dark
+    finally:
+        context.close()
+    context, pg = _open(browser, color_scheme="light")
+    try:
+        pg.goto(_url(server, "zh", "rope.md"), wait_until="load")
+        assert pg.evaluate(scheme) == "default"
+    finally:
+        context.close()
 
 
 def _search(pg, query):
@@ -388,7 +418,7 @@ MATH_STATIC = r"""
 def test_math_is_typeset_at_build_time(browser, server, lang):
     """With JavaScript off, every page shows its math typeset (KaTeX's HTML and CSS, with MathML
     for screen readers), no raw TeX, no equation cut off at 1280 px. (With JavaScript on, that no
-    page requests a script that typesets math is checked by ``test_page_on_a_phone``.)"""
+    page requests a script that typesets math is checked by ``test_browser_phone.py::test_page_on_a_phone``.)"""
     offline, off = _open(browser, DESKTOP, java_script_enabled=False)
     with_math = 0
     try:

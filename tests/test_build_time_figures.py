@@ -14,6 +14,8 @@ from site_figures_zh import translate
 from ci_rule import require
 from sitecheck import pages
 
+pytestmark = pytest.mark.site  # the site's build code: device-independent, run in the cpu leg
+
 TEXT = re.compile(r"<text\b[^>]*>(.*?)</text>", re.S)
 FIGURE = re.compile(r'<div class="posenc-figure"[^>]*>\s*(<svg.*?</svg>)', re.S)
 

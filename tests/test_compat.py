@@ -436,6 +436,6 @@ def test_marian_bit_for_bit_at_model_size(n_pos, dim):
 
     marian = require("transformers.models.marian.modeling_marian")
     theirs = marian.MarianSinusoidalPositionalEmbedding(n_pos, dim).create_weight()
-    ours = torch.from_numpy(compat.marian_sinusoidal_weight(n_pos, dim))
+    ours = torch.as_tensor(compat.marian_sinusoidal_weight(n_pos, dim), device="cpu")
     assert theirs.dtype == torch.float32 and ours.dtype == torch.float32
     assert torch.equal(ours, theirs.cpu())

@@ -44,9 +44,17 @@ def test_log_bucket_equals_transformers(hf, bucket_size, max_position):
     got_t = posenc.deberta_log_bucket(rel, bucket_size, max_position)
     assert got_t.dtype == torch.int64
     assert torch.equal(got_t, want)  # exact
-    got_np = posenc.deberta_log_bucket(rel.numpy(), bucket_size, max_position)
+    # transformers' buckets come from float32 arithmetic and a ceil on the tensor's device: on
+    # CUDA abs_pos / mid is a product with 1 / mid and log is the device's own, so a few values
+    # land on the other side of an integer and the buckets differ from the CPU's at some |rel|
+    # (the cuda leg saw it at 6-6, 6-18 and 10-10). posenc's torch path does the
+    # same arithmetic on the same device (equal above, on every device); its NumPy path is
+    # transformers on the CPU, bit for bit.
+    with torch.device("cpu"):
+        want_cpu = hf.make_log_bucket_position(rel.cpu(), bucket_size, max_position).to(torch.long)
+    got_np = posenc.deberta_log_bucket(rel.cpu().numpy(), bucket_size, max_position)
     assert got_np.dtype == np.int64
-    assert np.array_equal(got_np, want.numpy())
+    assert np.array_equal(got_np, want_cpu.numpy())
 
 
 def test_log_bucket_matches_loop_oracle():
@@ -77,7 +85,7 @@ def test_relative_positions_equal_transformers(hf, q_len, k_len, bucket_size, ma
     got_np = posenc.deberta_relative_positions(
         q_len, k_len, bucket_size=bucket_size, max_position=max_position
     )
-    assert np.array_equal(got_np, want.numpy())
+    assert np.array_equal(got_np, want.cpu().numpy())
 
 
 # --- one DisentangledSelfAttention layer, float64, with its own weights -------------------------
@@ -151,13 +159,13 @@ def test_disentangled_bias_equals_transformers(hf, layers, which):
         torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
         # NumPy gives the same numbers
         got_np = posenc.deberta_disentangled_bias(
-            q.numpy(),
-            k.numpy(),
-            rel.numpy(),
-            pos_key=None if pos_key is None else pos_key.numpy(),
-            pos_query=None if pos_query is None else pos_query.numpy(),
+            q.cpu().numpy(),
+            k.cpu().numpy(),
+            rel.cpu().numpy(),
+            pos_key=None if pos_key is None else pos_key.cpu().numpy(),
+            pos_query=None if pos_query is None else pos_query.cpu().numpy(),
         )
-        np.testing.assert_allclose(got_np, want.numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got_np, want.cpu().numpy(), rtol=1e-12, atol=1e-12)
         # the whole layer: softmax(q k^T / sqrt(d * factor) + bias) is its attention
         mask = torch.ones(1, 1, n, n, dtype=torch.bool)
         _, probs = layer(hidden, mask, output_attentions=True, rel_embeddings=rel_emb[0])

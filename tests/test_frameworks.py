@@ -85,9 +85,8 @@ def test_bloom_and_posenc_give_the_same_attention():
     gen = torch.Generator(device="cpu").manual_seed(0)
     scores = torch.randn(n_heads, length, length, dtype=torch.float64, generator=gen, device="cpu")
     theirs = torch.softmax(scores.to(alibi.device) + alibi + causal.to(alibi.device), dim=-1)
-    ours = torch.softmax(
-        scores + torch.from_numpy(posenc.alibi_bias(length, length, n_heads)), dim=-1
-    )
+    bias = torch.as_tensor(posenc.alibi_bias(length, length, n_heads), device="cpu")
+    ours = torch.softmax(scores + bias, dim=-1)
     np.testing.assert_allclose(_numpy(theirs), _numpy(ours), rtol=0, atol=1e-6)
 
 
@@ -267,9 +266,11 @@ def test_distilbert_sinusoidal_embeddings_equal_posenc(n_pos, dim):
     create_sinusoidal_embeddings(n_pos, dim, out)
     # theirs is the float64 table rounded once to float32: within half a float32 ulp of posenc's
     # float64 table; posenc's own float32 table is within its 4u bound (2.4e-7) of both
-    np.testing.assert_allclose(out.numpy(), posenc.sinusoidal(n_pos, dim), rtol=0, atol=2.0**-25)
     np.testing.assert_allclose(
-        out.numpy(), posenc.sinusoidal(n_pos, dim, dtype=np.float32), rtol=0, atol=3e-7
+        out.cpu().numpy(), posenc.sinusoidal(n_pos, dim), rtol=0, atol=2.0**-25
+    )
+    np.testing.assert_allclose(
+        out.cpu().numpy(), posenc.sinusoidal(n_pos, dim, dtype=np.float32), rtol=0, atol=3e-7
     )
 
 
@@ -279,7 +280,7 @@ def test_xlm_sinusoidal_embeddings_equal_posenc():
 
     out = torch.empty(128, 64)
     create_sinusoidal_embeddings(128, 64, out)
-    np.testing.assert_allclose(out.numpy(), posenc.sinusoidal(128, 64), rtol=0, atol=2.0**-25)
+    np.testing.assert_allclose(out.cpu().numpy(), posenc.sinusoidal(128, 64), rtol=0, atol=2.0**-25)
 
 
 def test_opt_learned_positions_equal_learned_embedding_with_padding_idx_1():

@@ -231,7 +231,10 @@ def test_strided_and_odd_offset_x_rotate_like_contiguous(pairing):
         want = posenc.apply_rope(x.contiguous(), 5, pairing=pairing)
         torch.testing.assert_close(got, want, rtol=0, atol=1e-6)
         np.testing.assert_allclose(
-            got.numpy(), posenc.apply_rope(x.numpy(), 5, pairing=pairing), rtol=0, atol=1e-6
+            got.cpu().numpy(),
+            posenc.apply_rope(x.cpu().numpy(), 5, pairing=pairing),
+            rtol=0,
+            atol=1e-6,
         )
 
 
@@ -240,7 +243,9 @@ def test_reversed_numpy_positions_with_tensor_x():
     pos = np.arange(5)[::-1]  # a view with a negative stride, which torch.as_tensor refuses
     want = posenc.apply_rope(x, torch.tensor(pos.copy()))
     torch.testing.assert_close(posenc.apply_rope(x, pos), want, rtol=0, atol=0)
-    np.testing.assert_allclose(posenc.apply_rope(x.numpy(), pos), want.numpy(), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        posenc.apply_rope(x.cpu().numpy(), pos), want.cpu().numpy(), rtol=0, atol=1e-15
+    )
 
 
 def test_numpy_scalar_positions_are_one_position_not_a_count():
@@ -250,7 +255,7 @@ def test_numpy_scalar_positions_are_one_position_not_a_count():
     np.testing.assert_array_equal(posenc.apply_rope(x, ids[1]), one)
     np.testing.assert_array_equal(posenc.apply_rope(x, np.int64(7)), one)
     torch.testing.assert_close(
-        posenc.apply_rope(torch.from_numpy(x), torch.tensor(7)), torch.from_numpy(one)
+        posenc.apply_rope(torch.as_tensor(x), torch.tensor(7)), torch.as_tensor(one)
     )
     # while a Python int is the count 0 .. n-1
     np.testing.assert_array_equal(posenc.apply_rope(x, 4), posenc.apply_rope(x, np.arange(4)))
@@ -304,7 +309,7 @@ def test_t5_bucket_is_exact_at_int64_and_uint64_extremes(bidirectional, num_buck
             torch.tensor(np.array(values, dtype=np_dtype).view(np.int64)).view(t_dtype), **kw
         )
         np.testing.assert_array_equal(got_np, want)
-        np.testing.assert_array_equal(got_t.numpy(), want)
+        np.testing.assert_array_equal(got_t.cpu().numpy(), want)
         assert got_np.dtype == np.int64 and got_t.dtype == torch.int64
 
 
@@ -315,7 +320,7 @@ def test_t5_bucket_small_dtypes_at_their_extremes(np_dtype):
     want = posenc.t5_bucket(np.array(values, dtype=np.int64))
     np.testing.assert_array_equal(posenc.t5_bucket(np.array(values, dtype=np_dtype)), want)
     np.testing.assert_array_equal(
-        posenc.t5_bucket(torch.from_numpy(np.array(values, dtype=np_dtype))).numpy(), want
+        posenc.t5_bucket(torch.as_tensor(np.array(values, dtype=np_dtype))).cpu().numpy(), want
     )
 
 
@@ -436,7 +441,9 @@ def test_the_largest_allowed_values_still_compute_right():
     bias = posenc.alibi_bias(1, 2, 1, offset=2**53)
     np.testing.assert_array_equal(bias, -0.00390625 * np.array([[[2.0**53, 2.0**53 - 1]]]))
     np.testing.assert_array_equal(
-        posenc.alibi_bias(1, 2, 1, offset=2**53, like=torch.zeros(1, dtype=torch.float64)).numpy(),
+        posenc.alibi_bias(1, 2, 1, offset=2**53, like=torch.zeros(1, dtype=torch.float64))
+        .cpu()
+        .numpy(),
         bias,
     )
     # fairseq: the last padding_idx whose positions fit in int64
@@ -445,7 +452,7 @@ def test_the_largest_allowed_values_still_compute_right():
     want = np.array([[pad + 1, pad, pad + 2], [pad + 1, pad + 2, pad + 3]])
     np.testing.assert_array_equal(compat.fairseq_make_positions(tokens, pad), want)
     np.testing.assert_array_equal(
-        compat.fairseq_make_positions(torch.from_numpy(tokens), pad).numpy(), want
+        compat.fairseq_make_positions(torch.as_tensor(tokens), pad).cpu().numpy(), want
     )
 
 
@@ -465,7 +472,7 @@ def test_fairseq_make_positions_pad_outside_the_dtype_matches_no_token(t_dtype, 
     want = compat.fairseq_make_positions(arr.astype(np.int64), pad)
     np.testing.assert_array_equal(compat.fairseq_make_positions(arr, pad), want)
     np.testing.assert_array_equal(
-        compat.fairseq_make_positions(torch.from_numpy(arr), pad).numpy(), want
+        compat.fairseq_make_positions(torch.as_tensor(arr), pad).cpu().numpy(), want
     )
 
 
@@ -544,7 +551,7 @@ def test_alibi_and_t5_compile_fullgraph_and_equal_eager():
 def _rope_reference(x: torch.Tensor, pos: torch.Tensor, pairing: str, rot: int) -> torch.Tensor:
     """Straight RoPE in float32: cos/sin of float64 angles p * w, then the formula on x.float()."""
     inv, _ = posenc.rope_frequencies(rot)
-    angle = pos.double()[:, None] * torch.from_numpy(inv)  # (seq, rot/2)
+    angle = pos.double()[:, None] * torch.as_tensor(inv)  # (seq, rot/2)
     c, s = angle.cos().float(), angle.sin().float()
     xf = x.float()
     out = xf.clone()
@@ -676,7 +683,7 @@ def test_float32_rope_bound_holds_at_the_edge_of_its_range(pairing, sign):
     scale = float(np.abs(x).max())
     for got in (
         posenc.apply_rope(x, pos, pairing=pairing),
-        posenc.apply_rope(torch.from_numpy(x), torch.from_numpy(pos), pairing=pairing).numpy(),
+        posenc.apply_rope(torch.as_tensor(x), torch.as_tensor(pos), pairing=pairing).cpu().numpy(),
         posenc.apply_rope(x[:, PERM], pos[PERM], pairing=pairing)[
             :, np.argsort(PERM)
         ],  # not in steps

@@ -34,6 +34,11 @@ needs_torch = pytest.mark.skipif(
 )
 
 
+def _host(a) -> np.ndarray:
+    """A NumPy copy of an array or of a tensor on any device (the cuda leg's tensors live there)."""
+    return a.detach().cpu().numpy() if hasattr(a, "detach") else np.asarray(a)
+
+
 def conformer_rope():
     """facebook/wav2vec2-conformer-rope-large-960h-ft (the keys that matter)."""
     return {
@@ -269,9 +274,9 @@ def test_dit_rotation_is_deinterleaved_rope_on_head_zero(lib):
     head0 = np.concatenate((q[:, :1, :, 0::2], q[:, :1, :, 1::2]), -1)  # evens, then odds
     want = q.copy()
     want[:, :1] = posenc.apply_rope(head0, ids[:, None], base=1e4, pairing="half")
-    x = q if lib == "numpy" else torch.from_numpy(q)
+    x = q if lib == "numpy" else torch.as_tensor(q)
     got = s.rotate(x, ids)
-    got = got if lib == "numpy" else got.numpy()
+    got = got if lib == "numpy" else got.cpu().numpy()
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(got[:, 1:], q[:, 1:])
 
@@ -488,8 +493,8 @@ def test_hunyuan_vl_xd_rope_turns_feature_chunks_by_their_axis(lib):
     angle = np.stack([ids[axis[f]] * inv[f % 64] for f in range(128)], -1)[:, None]
     turned = np.concatenate((-x[..., 64:], x[..., :64]), -1)
     want = x * np.cos(angle) + turned * np.sin(angle)
-    got = s.rotate(x if lib == "numpy" else torch.from_numpy(x), ids)
-    np.testing.assert_allclose(np.asarray(got), want, atol=1e-10)
+    got = s.rotate(x if lib == "numpy" else torch.as_tensor(x), ids)
+    np.testing.assert_allclose(_host(got), want, atol=1e-10)
     # on text all axes agree: plain RoPE at the stretched base
     text = np.stack([np.arange(5), np.arange(5) + 3])
     plain = posenc.apply_rope(x, text[:, None], base=layer.base, pairing="half")

@@ -24,6 +24,7 @@ import pytest
 
 import posenc
 import posenc.hf as hf
+from ci_rule import require
 from hf_configs import llama31
 
 try:
@@ -36,6 +37,11 @@ needs_torch = pytest.mark.skipif(
 )
 
 # --- configs, as config.json holds them -----------------------------------------------------
+
+
+def _host(a) -> np.ndarray:
+    """A NumPy copy of an array or of a tensor on any device (the cuda leg's tensors live there)."""
+    return a.detach().cpu().numpy() if hasattr(a, "detach") else np.asarray(a)
 
 
 def qwen2_yarn():
@@ -562,8 +568,8 @@ def test_rotate_longrope_switches_factors_at_the_trained_length(schemes):
 def test_rotate_equals_apply_rope_torch(schemes, name, layer):
     s = schemes[name]
     spec = s.layer(layer)
-    x = torch.from_numpy(_x((2, 3, 5, spec.head_dim)))
-    ids = torch.from_numpy(IDS)
+    x = torch.as_tensor(_x((2, 3, 5, spec.head_dim)))
+    ids = torch.as_tensor(IDS)
     got = s.rotate(x, ids, layer=layer)
     assert isinstance(got, torch.Tensor) and got.dtype == torch.float64
     want = _rope_ref(spec, x, ids)
@@ -580,11 +586,11 @@ def test_rotate_is_identity_on_a_nope_layer(schemes, lib):
     x = _x((2, 3, 5, 128))
     ids = IDS
     if lib == "torch":
-        x, ids = torch.from_numpy(x), torch.from_numpy(IDS)
+        x, ids = torch.as_tensor(x), torch.as_tensor(IDS)
     got = s.rotate(x, ids, layer=3)
     assert type(got) is type(x)
-    assert (np.asarray(got) == np.asarray(x)).all()
-    assert not (np.asarray(s.rotate(x, ids, layer=2)) == np.asarray(x)).all()
+    assert (_host(got) == _host(x)).all()
+    assert not (_host(s.rotate(x, ids, layer=2)) == _host(x)).all()
 
 
 @pytest.mark.parametrize("lib", ["numpy", pytest.param("torch", marks=needs_torch)])
@@ -593,17 +599,17 @@ def test_rotate_equals_apply_mrope(schemes, lib):
     x = _x((2, 2, 4, 128))
     ids3 = np.stack([IDS[:, :4], IDS[:, :4] // 2, IDS[:, :4] % 3])  # (3, batch, seq)
     if lib == "torch":
-        x, ids3 = torch.from_numpy(x), torch.from_numpy(ids3)
+        x, ids3 = torch.as_tensor(x), torch.as_tensor(ids3)
     got = s.rotate(x, ids3)
     want = posenc.apply_mrope(x, ids3, [16, 24, 24], base=1e6)
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(_host(got), _host(want), rtol=0, atol=1e-12)
     # (batch, seq) text ids mean t = h = w
     text = s.rotate(x, ids3[0])
     same = (
         ids3[0][None].expand(3, -1, -1) if lib == "torch" else np.broadcast_to(ids3[0], ids3.shape)
     )
     want = posenc.apply_mrope(x, same, [16, 24, 24], base=1e6)
-    np.testing.assert_allclose(np.asarray(text), np.asarray(want), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(_host(text), _host(want), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("lib", ["numpy", pytest.param("torch", marks=needs_torch)])
@@ -614,13 +620,13 @@ def test_rotate_equals_apply_mla_rope(schemes, lib):
     k = _x((2, 1, 5, 192), seed=1)
     ids = IDS
     if lib == "torch":
-        q, k, ids = torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(IDS)
+        q, k, ids = torch.as_tensor(q), torch.as_tensor(k), torch.as_tensor(IDS)
     kw = {"base": 10000.0, "pairing": "deinterleave", "scaling": spec.scaling}
     q_want, k_pe_want = posenc.apply_mla_rope(q, k[..., 128:], ids[:, None, :], **kw)
     q_got, k_got = s.rotate(q, ids), s.rotate(k, ids)
-    np.testing.assert_allclose(np.asarray(q_got), np.asarray(q_want), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(np.asarray(k_got[..., 128:]), np.asarray(k_pe_want), atol=1e-12)
-    np.testing.assert_array_equal(np.asarray(k_got[..., :128]), np.asarray(k[..., :128]))
+    np.testing.assert_allclose(_host(q_got), _host(q_want), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(_host(k_got[..., 128:]), _host(k_pe_want), atol=1e-12)
+    np.testing.assert_array_equal(_host(k_got[..., :128]), _host(k[..., :128]))
 
 
 def test_rotate_accepts_seq_ids_shared_by_the_batch(schemes):
@@ -771,7 +777,7 @@ def test_rotate_takes_fractional_position_ids_as_documented(llama):
 @needs_torch
 def test_rotate_refuses_numpy_x_with_tensor_ids(llama):
     with pytest.raises(TypeError, match="position_ids"):
-        llama.rotate(X, torch.from_numpy(IDS))
+        llama.rotate(X, torch.as_tensor(IDS))
 
 
 def test_rotate_refuses_wrong_mrope_ids_by_name(schemes):
@@ -799,13 +805,13 @@ def test_importing_posenc_hf_imports_neither_torch_nor_transformers():
 def _hf_inv_freq(cfg_dict, seq_len=None):
     """transformers' own frequencies and attention factor for a config dict (its config class,
     its rope init function)."""
-    pytest.importorskip("transformers")
+    require("transformers")
     import hf_corpus
 
     obj = hf_corpus.hf_config(cfg_dict)
     rc, *_ = hf_corpus._rotary_reference(obj)
     rot = rc(config=obj.get_text_config())
-    return rot.inv_freq.double().numpy(), float(rot.attention_scaling)
+    return rot.inv_freq.double().cpu().numpy(), float(rot.attention_scaling)
 
 
 PHI3_TINY = {"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4,

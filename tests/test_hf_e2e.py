@@ -24,6 +24,7 @@ import pytest
 import torch
 
 import posenc.hf
+import seeded
 from ci_rule import require
 from hf_e2e_models import FAMILIES, VOCAB, Family
 
@@ -111,7 +112,7 @@ def built(request) -> Built:
     model = getattr(module, fam.model)(cfg).eval()
     scheme = posenc.hf.describe(model.config)
     gen = torch.Generator().manual_seed(1)
-    tokens = torch.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
+    tokens = seeded.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
     ids = position_ids(fam.mrope)
     full = run_full(model, tokens, ids)
     steps = run_cached(model, tokens, ids)
@@ -262,7 +263,7 @@ def test_layer_kinds(built: Built) -> None:
     if b.fam.name == "llama4_text":
         assert nope == [1]  # no_rope_layers = [1, 0]: layer 1 does not rotate
     head_dim = b.scheme.layer(0).head_dim
-    x = torch.randn(BATCH, 2, SEQ, head_dim, generator=torch.Generator().manual_seed(2))
+    x = seeded.randn(BATCH, 2, SEQ, head_dim, generator=torch.Generator().manual_seed(2))
     for i in range(b.scheme.num_layers):
         out = b.scheme.rotate(x, b.ids, layer=i)
         assert (out is x) == (i in nope), i

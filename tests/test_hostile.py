@@ -25,6 +25,7 @@ import pytest
 import torch
 
 import posenc
+import seeded
 from hostile_values import (
     Case,
     Either,
@@ -67,7 +68,7 @@ DYNAMIC = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddi
 
 def _randn(*shape, seed=0, dtype=torch.float32):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+    return seeded.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
 
 
 def X4():
@@ -92,11 +93,11 @@ def _dims(*dims, seed):
 def _np_rope(x, positions, **kw):
     """apply_rope in NumPy float64: the reference for a torch x of any dtype."""
     pos = positions.cpu().numpy() if isinstance(positions, torch.Tensor) else positions
-    return posenc.apply_rope(x.detach().cpu().double().numpy(), pos, **kw)
+    return posenc.apply_rope(x.detach().cpu().double().cpu().numpy(), pos, **kw)
 
 
 def _as_tensor_like(a, x):
-    return torch.from_numpy(np.ascontiguousarray(a)).to(x.dtype)
+    return torch.as_tensor(np.ascontiguousarray(a)).to(x.dtype)
 
 
 def _positions_or_offset(x, positions, offset):
@@ -122,7 +123,7 @@ def sinusoidal_module_ref(x, offset=0):
 
 
 def sinusoidal_rows_ref(seq_len, offset=0, dtype=None):
-    return torch.from_numpy(posenc.sinusoidal(np.arange(offset, offset + seq_len), 8)).to(
+    return torch.as_tensor(posenc.sinusoidal(np.arange(offset, offset + seq_len), 8)).to(
         dtype or torch.float32
     )
 
@@ -133,7 +134,7 @@ def cos_sin_ref(x, positions=None, offset=0):
     inv, factor = posenc.rope_frequencies(8)
     angle = pos.astype(np.float64)[..., None] * inv
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
-    return tuple(torch.from_numpy(factor * f(angle)).to(work) for f in (np.cos, np.sin))
+    return tuple(torch.as_tensor(factor * f(angle)).to(work) for f in (np.cos, np.sin))
 
 
 def _full(kw, out):
@@ -184,7 +185,7 @@ def _close_to(fn, *, atol):
     def check(out):
         want = fn()
         got = (
-            out.detach().double().numpy()
+            out.detach().double().cpu().numpy()
             if isinstance(out, torch.Tensor)
             else np.asarray(out, np.float64)
         )
@@ -383,7 +384,7 @@ SPECS: list[Spec] = [
                     **_int_qkv("q", Q),
                     "zero-width": bad_value("q", "k"),
                     "+numpy-mixed": lazy(
-                        "q", "numpy-mixed", lambda: Q().numpy(), bad_type("q", "k", "v")
+                        "q", "numpy-mixed", lambda: Q().cpu().numpy(), bad_type("q", "k", "v")
                     ),
                 },
             ),
@@ -428,6 +429,7 @@ SPECS: list[Spec] = [
                             lambda dt=dt: (
                                 attention_ref(Q().to(dt) * 30, K().to(dt) * 30, V().to(dt))
                                 .double()
+                                .cpu()
                                 .numpy()
                             ),
                             atol=4 * torch.finfo(dt).eps * 4,
@@ -441,10 +443,10 @@ SPECS: list[Spec] = [
             lazy(
                 "q",
                 "numpy-all",
-                lambda: Q().numpy(),
-                Works(_close_to(lambda: attention_ref(Q(), K(), V()).numpy(), atol=1e-6)),
-                k=K().numpy(),
-                v=V().numpy(),
+                lambda: Q().cpu().numpy(),
+                Works(_close_to(lambda: attention_ref(Q(), K(), V()).cpu().numpy(), atol=1e-6)),
+                k=K().cpu().numpy(),
+                v=V().cpu().numpy(),
             ),
             lazy(
                 "q",
@@ -503,7 +505,7 @@ SPECS: list[Spec] = [
             lazy(
                 "mask", "wrong-shape", lambda: torch.ones(3, 4, dtype=torch.bool), bad_value("mask")
             ),
-            lazy("mask", "numpy", lambda: ATT_MASK.numpy(), bad_type("mask")),
+            lazy("mask", "numpy", lambda: ATT_MASK.cpu().numpy(), bad_type("mask")),
             lazy(
                 "mask",
                 "strided",
@@ -627,12 +629,15 @@ SPECS: list[Spec] = [
                     "+numpy-tensor-positions": lazy(
                         "x",
                         "numpy-x-tensor-positions",
-                        lambda: X4().numpy(),
+                        lambda: X4().cpu().numpy(),
                         bad_type("positions"),
                         positions=torch.arange(4),
                     ),
                     "+numpy-float32": lazy(
-                        "x", "numpy-float32", lambda: X4().numpy(), Same(lambda: X4().numpy())
+                        "x",
+                        "numpy-float32",
+                        lambda: X4().cpu().numpy(),
+                        Same(lambda: X4().cpu().numpy()),
                     ),
                 },
             ),
@@ -1366,7 +1371,7 @@ def test_the_table_is_large_and_mostly_refusals_with_names():
 def _meta_then_reset(factory):
     with torch.device("meta"):
         m = factory()
-    m = m.to_empty(device="cpu")
+    m = m.to_empty(device=torch.get_default_device())
     m.reset_parameters()
     return m
 

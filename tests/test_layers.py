@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import posenc
+import seeded
 from ci_rule import require
 
 pytestmark = pytest.mark.values
@@ -90,7 +91,7 @@ def test_attn_scale_matches_llama4_forward(llama4, monkeypatch):
 
     monkeypatch.setattr(mod, "eager_attention_forward", capture)
     seq = 40
-    x = torch.randn(1, seq, 32, generator=torch.Generator().manual_seed(0))
+    x = seeded.randn(1, seq, 32, generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         attn(x, position_embeddings=None, attention_mask=None)
         plain = attn.q_proj(x).view(1, seq, -1, 16).transpose(1, 2)
@@ -108,7 +109,7 @@ def test_attn_scale_numpy_equals_torch_and_formula():
     want = [1 + 0.1 * np.log1p(np.floor((q + 1) / 8192)) for q in p.tolist()]
     np.testing.assert_allclose(got, want, rtol=1e-15)
     t = posenc.llama4_attn_scale(torch.as_tensor(p), dtype=torch.float64)
-    np.testing.assert_array_equal(t.numpy(), got)
+    np.testing.assert_array_equal(t.cpu().numpy(), got)
     assert posenc.llama4_attn_scale(torch.arange(3)).dtype == torch.get_default_dtype()
 
 
@@ -132,13 +133,13 @@ def _check_rotary(rot, cfg, source, head_dim, *, layer_type_arg=True, interleave
             continue
         inv, factor = posenc.rope_frequencies(head_dim, base=lr.base, scaling=lr.scaling)
         name = f"{cfg.layer_types[i]}_inv_freq" if layer_type_arg else "inv_freq"
-        np.testing.assert_allclose(getattr(rot, name).double().numpy(), inv, rtol=1e-6)
+        np.testing.assert_allclose(getattr(rot, name).double().cpu().numpy(), inv, rtol=1e-6)
         args = (x, pos, cfg.layer_types[i]) if layer_type_arg else (x, pos)
         cos, sin = rot(*args)
         ang = np.arange(64)[:, None] * inv
         ang = np.repeat(ang, 2, axis=-1) if interleave else np.concatenate([ang, ang], -1)
-        np.testing.assert_allclose(cos[0].double().numpy(), factor * np.cos(ang), atol=1e-5)
-        np.testing.assert_allclose(sin[0].double().numpy(), factor * np.sin(ang), atol=1e-5)
+        np.testing.assert_allclose(cos[0].double().cpu().numpy(), factor * np.cos(ang), atol=1e-5)
+        np.testing.assert_allclose(sin[0].double().cpu().numpy(), factor * np.sin(ang), atol=1e-5)
 
 
 GEMMA3_KW = {

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import posenc
+import seeded
 from ci_rule import require
 
 pytestmark = pytest.mark.values
@@ -73,15 +74,15 @@ def v3():
 @pytest.fixture(scope="module")
 def qk():
     g = torch.Generator().manual_seed(1)
-    q = torch.randn(2, HEADS, SEQ, NOPE + ROPE, generator=g, dtype=torch.float64)
-    k_pe = torch.randn(2, 1, SEQ, ROPE, generator=g, dtype=torch.float64)
+    q = seeded.randn(2, HEADS, SEQ, NOPE + ROPE, generator=g, dtype=torch.float64)
+    k_pe = seeded.randn(2, 1, SEQ, ROPE, generator=g, dtype=torch.float64)
     return q, k_pe
 
 
 def _exact_cos_sin(pos=POS):
     """float64 cos/sin in HF's layout ``cat(freqs, freqs)``, times the attention factor."""
     inv, factor = posenc.rope_frequencies(ROPE, scaling=YARN)
-    angle = pos.double()[..., None] * torch.from_numpy(inv)
+    angle = pos.double()[..., None] * torch.as_tensor(inv)
     emb = torch.cat((angle, angle), dim=-1)
     return emb.cos() * factor, emb.sin() * factor
 
@@ -89,7 +90,7 @@ def _exact_cos_sin(pos=POS):
 def test_rotary_embedding_frequencies_and_attention_factor(v3):
     _, _, rotary, _ = v3
     inv, factor = posenc.rope_frequencies(ROPE, scaling=YARN)
-    np.testing.assert_allclose(rotary.inv_freq.double().numpy(), inv, rtol=1e-6)
+    np.testing.assert_allclose(rotary.inv_freq.double().cpu().numpy(), inv, rtol=1e-6)
     # g(0.707) / g(1.0) with g(m) = 0.1 m ln(40) + 1
     want = (0.1 * 0.707 * math.log(40) + 1) / (0.1 * math.log(40) + 1)
     assert rotary.attention_scaling == pytest.approx(factor, rel=1e-15)
@@ -140,7 +141,7 @@ def test_rotary_embedding_plus_apply_end_to_end(v3, qk):
 
 def test_deinterleave_is_the_interleaved_result_permuted(qk):
     q, k_pe = qk
-    perm = torch.from_numpy(posenc.rope_permutation(ROPE))
+    perm = torch.as_tensor(posenc.rope_permutation(ROPE))
     iq, ik = posenc.apply_mla_rope(q, k_pe, POS, scaling=YARN)
     dq, dk = posenc.apply_mla_rope(q, k_pe, POS, pairing="deinterleave", scaling=YARN)
     assert torch.equal(dq[..., NOPE:], iq[..., NOPE:][..., perm])
@@ -157,7 +158,7 @@ def test_attention_forward_equals_the_absorbed_form(v3):
     (``softmax(..., dtype=torch.float32)``), so weights and output agree to 1e-6, not 1e-12."""
     _, config, _, attn = v3
     g = torch.Generator().manual_seed(2)
-    hidden = torch.randn(2, SEQ, HIDDEN, generator=g, dtype=torch.float64)
+    hidden = seeded.randn(2, SEQ, HIDDEN, generator=g, dtype=torch.float64)
     cos, sin = _exact_cos_sin()
     with torch.no_grad():
         out, weights = attn(hidden, (cos, sin), attention_mask=None)
@@ -184,8 +185,8 @@ def test_deepseek_v2_rotary_and_apply():
     config = _config("v2")
     rotary = mod.DeepseekV2RotaryEmbedding(config)
     g = torch.Generator().manual_seed(3)
-    q = torch.randn(2, HEADS, SEQ, NOPE + ROPE, generator=g, dtype=torch.float64)
-    k_pe = torch.randn(2, 1, SEQ, ROPE, generator=g, dtype=torch.float64)
+    q = seeded.randn(2, HEADS, SEQ, NOPE + ROPE, generator=g, dtype=torch.float64)
+    k_pe = seeded.randn(2, 1, SEQ, ROPE, generator=g, dtype=torch.float64)
     hq, hk = mod.apply_rotary_emb(q[..., NOPE:], k_pe, rotary(q, POS))
     gq, gk = posenc.apply_mla_rope(q, k_pe, POS, scaling=YARN)  # "interleaved"
     tol = (2e-6 + 2e-7 * 15) * 4 * float(q.abs().max())
@@ -222,10 +223,10 @@ def test_numpy_against_loop_oracle_and_torch():
     np.testing.assert_allclose(gk, _oracle(k_pe, pos, 500.0), rtol=0, atol=1e-12)
     assert np.array_equal(gq[..., :6], q[..., :6])
     tq, tk = posenc.apply_mla_rope(
-        torch.from_numpy(q), torch.from_numpy(k_pe), torch.from_numpy(pos), base=500.0
+        torch.as_tensor(q), torch.as_tensor(k_pe), torch.as_tensor(pos), base=500.0
     )
-    np.testing.assert_allclose(tq.numpy(), gq, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(tk.numpy(), gk, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(tq.cpu().numpy(), gq, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(tk.cpu().numpy(), gk, rtol=0, atol=1e-12)
     # pure RoPE head (no nope part) and float32 kept
     q32 = q[..., 6:].astype(np.float32)
     fq, fk = posenc.apply_mla_rope(q32, k_pe.astype(np.float32), pos)

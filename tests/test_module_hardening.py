@@ -29,6 +29,15 @@ from posenc.torch.learned import PositionOutOfRangeError
 
 values = pytest.mark.values
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _on_the_cpu():
+    """The modules, inputs and references here are CPU tensors with values under every --device
+    (test_devices covers the other devices): tensors made without a device land there too."""
+    with torch.device("cpu"):
+        yield
+
+
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 INTS = (
     torch.uint8,
@@ -43,8 +52,8 @@ INTS = (
 
 
 def _randn(*shape, dtype=torch.float32, seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    return torch.randn(shape, generator=gen, dtype=torch.float64).to(dtype)
+    gen = torch.Generator().manual_seed(seed)  # on the CPU, as the modules built here
+    return torch.randn(shape, generator=gen, dtype=torch.float64, device="cpu").to(dtype)
 
 
 def _ulps(got, want, dtype):
@@ -72,7 +81,7 @@ def test_rope_integer_position_dtypes_are_positions(int_dtype, start):
     ids = torch.stack([pos, pos.flip(0)]).to(int_dtype)  # (batch, seq)
     want = posenc.apply_rope(q, ids.to(torch.int64), pairing="half")
     torch.testing.assert_close(rope(q, k, positions=ids)[0], want, atol=1e-6, rtol=0)
-    np_ids = ids.to(torch.int64).numpy().astype(str(int_dtype).removeprefix("torch."))
+    np_ids = ids.to(torch.int64).cpu().numpy().astype(str(int_dtype).removeprefix("torch."))
     torch.testing.assert_close(rope(q, k, positions=np_ids)[0], want, atol=1e-6, rtol=0)
 
 
@@ -330,7 +339,7 @@ def test_rope_q_float32_with_k_float64_rotates_each_at_its_precision(positions):
     with torch.device("cpu"):
         rope = RotaryEmbedding(16, max_len=256, pairing="half")
     q, k = _randn(1, 2, 8, 16), _randn(1, 2, 8, 16, seed=1, dtype=torch.float64)
-    kw = {"offset": 100} if positions is None else {"positions": positions}
+    kw = {"offset": 100} if positions is None else {"positions": positions.cpu()}
     q_rot, k_rot = rope(q, k, **kw)
     pos = torch.arange(100, 108)
     assert q_rot.dtype == torch.float32 and k_rot.dtype == torch.float64

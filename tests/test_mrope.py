@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import posenc
+import seeded
 from ci_rule import require
 
 values = pytest.mark.values
@@ -80,7 +81,7 @@ def hf_rope_index(hf, name, layouts, *, merge=2, tokens_per_second=None, frames_
     if name == "qwen2_5_vl" and videos:
         kwargs["second_per_grid_ts"] = torch.tensor(seconds)
     ids, deltas = model_cls.get_rope_index(owner, **kwargs)
-    return ids.numpy(), deltas.numpy()
+    return ids.cpu().numpy(), deltas.cpu().numpy()
 
 
 # Layouts as the processors write them: a vision block always sits between text tokens
@@ -249,8 +250,8 @@ SECTIONS = {False: [2, 3, 3], True: [3, 3, 2]}  # head_dim 16: 8 pairs (t h w t 
 @pytest.fixture(scope="module")
 def qk():
     g = torch.Generator().manual_seed(0)
-    q = torch.randn(2, 3, 20, 16, generator=g, dtype=torch.float64)
-    k = torch.randn(2, 1, 20, 16, generator=g, dtype=torch.float64)
+    q = seeded.randn(2, 3, 20, 16, generator=g, dtype=torch.float64)
+    k = seeded.randn(2, 1, 20, 16, generator=g, dtype=torch.float64)
     return q, k
 
 
@@ -259,15 +260,15 @@ def qk():
 def test_rotation_matches_oracle(qk, interleaved):
     q, _ = qk
     ids = posenc.mrope_position_ids(IMAGES)
-    want = oracle_mrope(q.numpy(), ids, SECTIONS[interleaved], 100.0, interleaved)
+    want = oracle_mrope(q.cpu().numpy(), ids, SECTIONS[interleaved], 100.0, interleaved)
     got = posenc.apply_mrope(
-        q.numpy(), ids, SECTIONS[interleaved], base=100.0, interleaved=interleaved
+        q.cpu().numpy(), ids, SECTIONS[interleaved], base=100.0, interleaved=interleaved
     )
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     got_t = posenc.apply_mrope(
-        q, torch.from_numpy(ids), SECTIONS[interleaved], base=100.0, interleaved=interleaved
+        q, torch.as_tensor(ids), SECTIONS[interleaved], base=100.0, interleaved=interleaved
     )
-    np.testing.assert_allclose(got_t.numpy(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got_t.cpu().numpy(), want, rtol=1e-12, atol=1e-12)
 
 
 def _hf_rotary(hf, name, section, base=100.0):
@@ -295,8 +296,8 @@ def test_rotation_matches_hf(hf, qk, name):
     section = SECTIONS[interleaved]
     rotary, modeling = _hf_rotary(hf, name, section)
     ids = posenc.mrope_position_ids(IMAGES)
-    ids_t = torch.from_numpy(ids)
-    inv = torch.from_numpy(posenc.rope_frequencies(16, base=100.0)[0])
+    ids_t = torch.as_tensor(ids)
+    inv = torch.as_tensor(posenc.rope_frequencies(16, base=100.0)[0])
     freqs = ids_t[..., None].double() * inv  # (3, batch, seq, 8), float64
     cos = rotary.recomposition_frequencies(freqs.cos().clone())
     sin = rotary.recomposition_frequencies(freqs.sin().clone())
@@ -327,15 +328,17 @@ def test_text_only_is_rope(qk):
     pos = np.arange(5, 25)
     ids = np.broadcast_to(pos, (3, 20))
     for inter in (False, True):
-        got = posenc.apply_mrope(q.numpy(), ids, SECTIONS[inter], base=100.0, interleaved=inter)
-        want = posenc.apply_rope(q.numpy(), pos, base=100.0, pairing="half")
+        got = posenc.apply_mrope(
+            q.cpu().numpy(), ids, SECTIONS[inter], base=100.0, interleaved=inter
+        )
+        want = posenc.apply_rope(q.cpu().numpy(), pos, base=100.0, pairing="half")
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 @values
 def test_compiles_fullgraph(qk):
     q, _ = qk
-    ids = torch.from_numpy(posenc.mrope_position_ids(IMAGES))
+    ids = torch.as_tensor(posenc.mrope_position_ids(IMAGES))
 
     def f(x, p):
         return posenc.apply_mrope(x, p, [3, 3, 2], base=100.0, interleaved=True)

@@ -96,14 +96,23 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+# Lazy cycles that leave posenc.hf and come back, known and named: Scheme.explain prints the
+# engines section (issue 24), and posenc.engines reads configs through posenc.hf. Both lazy; a
+# new cycle, or this one gone (then delete it here), fails below.
+KNOWN_CYCLES = {"posenc.engines -> posenc.hf -> posenc.hf.explain -> posenc.engines"}
+
+
 def test_the_package_modules_import_one_way():
-    """No import cycle among posenc's modules: posenc.hf.scheme and posenc.hf.explain imported
-    each other (explain.py reads a Scheme, Scheme.explain calls explain); now explain reads a
-    Protocol and scheme imports explain."""
+    """No import cycle among posenc.hf's modules: posenc.hf.scheme and posenc.hf.explain imported
+    each other (explain.py read a Scheme, Scheme.explain called explain); now explain reads a
+    Protocol and scheme imports explain. Across the whole package, only KNOWN_CYCLES."""
     graph = _module_graph(ROOT / "src" / "posenc")
     assert {"posenc.hf.scheme", "posenc.hf.explain", "posenc.hf.rotate"} <= set(graph)
     assert "posenc.hf.explain" in graph["posenc.hf.scheme"]  # the edge is seen, one way
-    assert _cycles(graph) == []
+    hf = {name: {d for d in deps if d.startswith("posenc.hf.")}
+          for name, deps in graph.items() if name.startswith("posenc.hf.")}  # fmt: skip
+    assert _cycles(hf) == []
+    assert {" -> ".join(c) for c in _cycles(graph)} == KNOWN_CYCLES
 
 
 def test_the_cycle_finder_finds_a_cycle(tmp_path):

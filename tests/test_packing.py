@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import posenc
+import seeded
 from ci_rule import require
 
 LENGTHS = [[3, 2, 4], [1], [5, 1, 1, 7], [2, 0, 3]]
@@ -46,7 +47,7 @@ def test_against_data_collator_with_flattening(lengths):
     assert batch["position_ids"].tolist() == [posenc.packed_position_ids(lengths).tolist()]
     cu = posenc.cu_seqlens(batch["position_ids"])
     assert cu.tolist() == list(batch["cu_seq_lens_q"])
-    assert int(np.diff(cu.numpy()).max()) == batch["max_length_q"]
+    assert int(np.diff(cu.cpu().numpy()).max()) == batch["max_length_q"]
 
 
 @pytest.mark.parametrize(
@@ -119,7 +120,11 @@ def _tiny_llama(impl):
         vocab_size=100,
         attn_implementation=impl,
     )
-    return transformers.LlamaForCausalLM(cfg).double().eval()
+    # weights drawn by the CPU generator, then moved: the same model on every --device (the
+    # cuda leg's own generator drew other weights, and the page quotes this model's numbers)
+    with torch.device("cpu"):
+        model = transformers.LlamaForCausalLM(cfg)
+    return model.to(torch.get_default_device()).double().eval()
 
 
 @pytest.mark.parametrize("impl", ["sdpa", "eager"])
@@ -128,7 +133,7 @@ def test_what_breaks_when_ids_run_across_documents(impl):
     model = _tiny_llama(impl)
     gen = torch.Generator().manual_seed(1)
     lengths = [5, 7, 4]
-    docs = [torch.randint(0, 100, (n,), generator=gen) for n in lengths]
+    docs = [seeded.randint(0, 100, (n,), generator=gen) for n in lengths]
     ids = torch.cat(docs)[None]
     reset = posenc.packed_position_ids(torch.tensor(lengths))[None]
     running = torch.arange(ids.shape[1])[None]

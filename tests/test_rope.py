@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import oracle_rope as oracle
 import posenc
+import seeded
 from conftest import make, to_numpy
 
 values = pytest.mark.values
@@ -431,15 +432,15 @@ def _layout(kind, shape, dtype):
     b, h, s, d = shape
     g = torch.Generator().manual_seed(3)
     if kind == "contiguous":
-        return torch.randn(shape, generator=g, dtype=dtype)
+        return seeded.randn(shape, generator=g, dtype=dtype)
     if kind == "(b, s, h, d) transposed":
-        return torch.randn(b, s, h, d, generator=g, dtype=dtype).transpose(1, 2)
+        return seeded.randn(b, s, h, d, generator=g, dtype=dtype).transpose(1, 2)
     if kind == "heads expanded":
-        return torch.randn(b, 1, s, d, generator=g, dtype=dtype).expand(shape)
+        return seeded.randn(b, 1, s, d, generator=g, dtype=dtype).expand(shape)
     if kind == "features transposed":  # seq stride 1 < dim / 2: no paired views
-        return torch.randn(b, h, d, s, generator=g, dtype=dtype).transpose(-1, -2)
+        return seeded.randn(b, h, d, s, generator=g, dtype=dtype).transpose(-1, -2)
     if kind == "odd offset":
-        return torch.randn(b * h * s * d + 1, generator=g, dtype=dtype)[1:].view(shape)
+        return seeded.randn(b * h * s * d + 1, generator=g, dtype=dtype)[1:].view(shape)
     raise ValueError(kind)
 
 
@@ -477,10 +478,10 @@ def test_torch_rotation_any_layout_matches_numpy(kind, positions, seq, dtype, pa
     if kw["rotary_dim"] is None:
         x = x[..., :8]  # an even width to rotate whole
     got = posenc.apply_rope(x, torch.as_tensor(pos), **kw)
-    want = posenc.apply_rope(x.double().numpy(), pos, **kw)
+    want = posenc.apply_rope(x.double().cpu().numpy(), pos, **kw)
     assert got.dtype == x.dtype and got.shape == x.shape
     bound = {torch.float32: 1e-6, torch.bfloat16: 2.0**-8}[dtype]
-    np.testing.assert_allclose(got.double().numpy(), want, atol=bound * 4, rtol=0)
+    np.testing.assert_allclose(got.double().cpu().numpy(), want, atol=bound * 4, rtol=0)
 
 
 # --- rope_permutation ------------------------------------------------------------------------
@@ -952,8 +953,8 @@ def test_bad_rope_permutation(args, kwargs, exc, match):
 def test_gradient_flows_through_apply_rope(pairing, rotary_dim):
     """Training rotates q and k that require grad: the fast path must not cut the graph."""
     gen = torch.Generator().manual_seed(3)
-    x = torch.randn(2, 5, 16, generator=gen, dtype=torch.float64, requires_grad=True)
-    weights = torch.randn(2, 5, 16, generator=gen, dtype=torch.float64)
+    x = seeded.randn(2, 5, 16, generator=gen, dtype=torch.float64, requires_grad=True)
+    weights = seeded.randn(2, 5, 16, generator=gen, dtype=torch.float64)
     out = posenc.apply_rope(x, 5, pairing=pairing, rotary_dim=rotary_dim)
     (out * weights).sum().backward()
     with torch.no_grad():
@@ -978,9 +979,11 @@ def _thp_mode():
 def test_a_large_cpu_output_is_advised_for_huge_pages():
     """The output of a large CPU rotation is advised for transparent huge pages (one fault per
     2 MiB): /proc/self/smaps marks its mapping eligible (whether the kernel found a free huge
-    page is up to it)."""
-    x = torch.randn(1, 4, 2048, 128)  # 4 MiB
-    out = posenc.apply_rope(x, torch.arange(2048), pairing="half")
+    page is up to it). A CPU behaviour: the tensors are made on the CPU on every --device leg
+    (under --device cuda the default device would put them on the card, with no smaps entry)."""
+    x = torch.randn(1, 4, 2048, 128, device="cpu")  # 4 MiB
+    out = posenc.apply_rope(x, torch.arange(2048, device="cpu"), pairing="half")
+    assert out.device.type == "cpu"
     start = -(-out.data_ptr() // 2**21) * 2**21  # the first whole 2 MiB page of it
     fields, inside = {}, False
     with open("/proc/self/smaps") as f:

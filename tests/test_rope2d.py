@@ -131,7 +131,7 @@ def test_pixtral_patch_order_is_the_models(pixtral):
         pos = _capture(model.patch_positional_embedding, lambda pix=pix: model(pix))
         assert pos.shape == (h * w, 2)
         np.testing.assert_array_equal(
-            pos.numpy(), posenc.rope_2d_positions(h, w, convention="pixtral")
+            pos.cpu().numpy(), posenc.rope_2d_positions(h, w, convention="pixtral")
         )
 
 
@@ -150,7 +150,7 @@ def test_pixtral_rotation_matches_hf(pixtral):
 
 def test_pixtral_frequencies_are_hfs_inv_freq(pixtral):
     _, model = pixtral
-    inv = model.patch_positional_embedding.inv_freq.double().numpy()  # (row half, col half)
+    inv = model.patch_positional_embedding.inv_freq.double().cpu().numpy()  # (row half, col half)
     f = posenc.rope_2d_frequencies(16, convention="pixtral")
     np.testing.assert_allclose(np.concatenate([f[:4, 0], f[4:, 1]]), inv, rtol=1e-7)
     assert not f[:4, 1].any() and not f[4:, 0].any()
@@ -166,9 +166,9 @@ def test_qwen2_vl_patch_order_is_the_models(qwen):
     patches = torch.randn(n, 3 * 2 * 2 * 2)  # (seq, C * temporal_patch * patch * patch)
     pos = _capture(model.rotary_pos_emb, lambda: model(patches, grid_thw=grid))
     want = np.concatenate([posenc.rope_2d_positions(h, w, frames=t) for t, h, w in grid.tolist()])
-    np.testing.assert_array_equal(pos.numpy(), want)
+    np.testing.assert_array_equal(pos.cpu().numpy(), want)
     vision_utils = require("transformers.vision_utils")
-    np.testing.assert_array_equal(vision_utils.get_vision_position_ids(grid, 2).numpy(), want)
+    np.testing.assert_array_equal(vision_utils.get_vision_position_ids(grid, 2).cpu().numpy(), want)
 
 
 @pytest.mark.parametrize("h, w, m", [(4, 6, 2), (6, 9, 3), (2, 2, 1), (8, 4, 4)])
@@ -191,7 +191,7 @@ def test_qwen2_vl_rotation_matches_hf(qwen):
 
 def test_qwen2_vl_frequencies_are_hfs_inv_freq(qwen):
     _, model = qwen
-    inv = model.rotary_pos_emb.inv_freq.double().numpy()
+    inv = model.rotary_pos_emb.inv_freq.double().cpu().numpy()
     f = posenc.rope_2d_frequencies(16)
     np.testing.assert_allclose(f[:4, 0], inv, rtol=1e-7)
     np.testing.assert_array_equal(f[:4, 0], f[4:, 1])
@@ -219,13 +219,13 @@ def test_mixed_matches_loop_oracle(pairing):
     got = posenc.apply_rope_mixed(x, pos, freqs, pairing=pairing)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     got_t = posenc.apply_rope_mixed(
-        torch.from_numpy(x), torch.from_numpy(pos), torch.from_numpy(freqs), pairing=pairing
+        torch.as_tensor(x), torch.as_tensor(pos), torch.as_tensor(freqs), pairing=pairing
     )
     assert got_t.dtype == torch.float64
-    np.testing.assert_allclose(got_t.numpy(), want, rtol=1e-12, atol=1e-12)
-    got32 = posenc.apply_rope_mixed(torch.from_numpy(x).float(), pos, freqs, pairing=pairing)
+    np.testing.assert_allclose(got_t.cpu().numpy(), want, rtol=1e-12, atol=1e-12)
+    got32 = posenc.apply_rope_mixed(torch.as_tensor(x).float(), pos, freqs, pairing=pairing)
     assert got32.dtype == torch.float32
-    np.testing.assert_allclose(got32.numpy(), want, rtol=0, atol=1e-6 * np.abs(x).max())
+    np.testing.assert_allclose(got32.cpu().numpy(), want, rtol=0, atol=1e-6 * np.abs(x).max())
 
 
 @pytest.mark.parametrize("convention", ["qwen2_vl", "pixtral"])
@@ -277,8 +277,8 @@ def test_mixed_init_matches_the_papers_code():
     for theta in (10.0, 100.0):
         got = posenc.rope_mixed_frequencies(16, angles, theta=theta)
         np.testing.assert_allclose(got, oracle_init(16, angles, theta), rtol=1e-14, atol=1e-15)
-        got_t = posenc.rope_mixed_frequencies(16, torch.from_numpy(angles), theta=theta)
-        np.testing.assert_allclose(got_t.numpy(), got, rtol=1e-14, atol=1e-15)
+        got_t = posenc.rope_mixed_frequencies(16, torch.as_tensor(angles), theta=theta)
+        np.testing.assert_allclose(got_t.cpu().numpy(), got, rtol=1e-14, atol=1e-15)
 
 
 def test_positions_tensor_follows_like():
@@ -295,8 +295,8 @@ def test_module_init_is_the_papers_and_learns():
     m = RoPEMixed(16, 3)
     torch.manual_seed(3)
     angles = torch.rand(3, dtype=torch.float64) * (2 * math.pi)
-    want = oracle_init(16, angles.numpy(), 10.0)
-    np.testing.assert_allclose(m.freqs.detach().double().numpy(), want, rtol=1e-6, atol=1e-7)
+    want = oracle_init(16, angles.cpu().numpy(), 10.0)
+    np.testing.assert_allclose(m.freqs.detach().double().cpu().numpy(), want, rtol=1e-6, atol=1e-7)
     assert [n for n, _ in m.named_parameters()] == ["freqs"]
     x = torch.randn(2, 3, 9, 16)
     pos = posenc.rope_2d_positions(3, 3, convention="pixtral")
@@ -314,7 +314,7 @@ def test_module_meta_init_then_reset():
     fresh = RoPEMixed(8, 2, rotate=False)
     with torch.device("meta"):
         m = RoPEMixed(8, 2, rotate=False)
-    m = m.to_empty(device="cpu")
+    m = m.to_empty(device=torch.get_default_device())  # where fresh was drawn
     m.reset_parameters()
     torch.testing.assert_close(m.freqs, fresh.freqs, rtol=0, atol=0)
 

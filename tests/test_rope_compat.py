@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
+import seeded
 
 pytestmark = pytest.mark.values
 
@@ -45,6 +46,8 @@ def test_require_skips_locally_and_fails_under_ci(monkeypatch):
 
 
 def _tol(positions, x):
+    if isinstance(positions, torch.Tensor):  # on the cuda leg positions live on the GPU
+        positions = positions.cpu()
     return (2e-6 + 2e-7 * float(np.abs(np.asarray(positions)).max())) * float(x.abs().max())
 
 
@@ -188,7 +191,7 @@ def test_frequencies_equal_rope_init_functions(entry, max_pos, head_dim, base):
         inv, factor = posenc.rope_frequencies(
             head_dim, base=base, scaling=_ours(params, max_pos), seq_len=seq_len
         )
-        np.testing.assert_allclose(inv, hf_inv.double().numpy(), rtol=2e-6, atol=0)
+        np.testing.assert_allclose(inv, hf_inv.double().cpu().numpy(), rtol=2e-6, atol=0)
         assert math.isclose(factor, hf_factor, rel_tol=1e-12)
 
 
@@ -202,7 +205,7 @@ def _yarn_hf(dim, base, params):
         max_position_embeddings=2 * params["original_max_position_embeddings"],
     )
     inv, factor = ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")
-    return inv.double().numpy(), factor
+    return inv.double().cpu().numpy(), factor
 
 
 def test_yarn_clamps_its_correction_range_one_sided_as_transformers():
@@ -308,7 +311,7 @@ def test_default_frequencies_equal_llama_rotary_embedding():
             )
         )
         inv, factor = posenc.rope_frequencies(head_dim, base=base)
-        np.testing.assert_allclose(inv, hf_inv.double().numpy(), rtol=2e-6, atol=0)
+        np.testing.assert_allclose(inv, hf_inv.double().cpu().numpy(), rtol=2e-6, atol=0)
         assert factor == hf_factor == 1.0
 
 
@@ -329,7 +332,7 @@ def test_hf_parameters_dict_is_accepted_as_it_is():
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
     np.testing.assert_allclose(
-        inv, ROPE_INIT_FUNCTIONS["llama3"](config, "cpu")[0].double().numpy(), rtol=2e-6
+        inv, ROPE_INIT_FUNCTIONS["llama3"](config, "cpu")[0].double().cpu().numpy(), rtol=2e-6
     )
 
 
@@ -352,8 +355,8 @@ def test_llama_rotary_equals_apply_rope(entry, max_pos):
     )
     hf_rope = LlamaRotaryEmbedding(config)
     gen = torch.Generator().manual_seed(0)
-    q = torch.randn(2, 4, 7, head_dim, generator=gen)
-    k = torch.randn(2, 4, 7, head_dim, generator=gen)
+    q = seeded.randn(2, 4, 7, head_dim, generator=gen)
+    k = seeded.randn(2, 4, 7, head_dim, generator=gen)
     position_ids = torch.stack([torch.arange(7), torch.tensor([0, 3, 10, 50, 100, 150, 201])])
     rope_type = "default" if params is None else params["rope_type"]
     if rope_type in (
@@ -386,7 +389,7 @@ def test_hf_float32_angles_drift_and_ours_do_not():
 
     config = _llama_config(128, 10000.0, None, max_position_embeddings=2**21)
     position_ids = torch.arange(2**20 - 255, 2**20 + 1)[None]
-    q = torch.randn(1, 1, 256, 128, generator=torch.Generator().manual_seed(1))
+    q = seeded.randn(1, 1, 256, 128, generator=torch.Generator().manual_seed(1))
     cos, sin = LlamaRotaryEmbedding(config)(q, position_ids)
     hf_q, _ = apply_rotary_pos_emb(q, q, cos, sin)
     exact = posenc.apply_rope(q.double(), position_ids, pairing="half")
@@ -414,8 +417,8 @@ def test_gpt_neox_partial_rotary(rotary_pct):
     )
     rotary_dim = int(head_dim * rotary_pct)
     gen = torch.Generator().manual_seed(2)
-    q = torch.randn(2, n_heads, 9, head_dim, generator=gen)
-    k = torch.randn(2, n_heads, 9, head_dim, generator=gen)
+    q = seeded.randn(2, n_heads, 9, head_dim, generator=gen)
+    k = seeded.randn(2, n_heads, 9, head_dim, generator=gen)
     position_ids = torch.stack([torch.arange(9), torch.arange(9) + 300])
     cos, sin = neox.GPTNeoXRotaryEmbedding(config)(q, position_ids)
     hf_q, hf_k = neox.apply_rotary_pos_emb(q, k, cos, sin)
@@ -433,7 +436,7 @@ def test_gpt_j_partial_rotary(rotary_dim):
 
     head_dim = 32
     gen = torch.Generator().manual_seed(3)
-    q = torch.randn(2, 9, 4, head_dim, generator=gen)  # GPT-J rotates in (batch, seq, heads, dim)
+    q = seeded.randn(2, 9, 4, head_dim, generator=gen)  # GPT-J rotates in (batch, seq, heads, dim)
     position_ids = torch.stack([torch.arange(9), torch.arange(9) * 7 + 40])
     # GPTJAttention.forward: gather sin/cos rows by position id, rotate the first rotary_dim features
     table = gptj.create_sinusoidal_positions(512, rotary_dim)
@@ -453,7 +456,7 @@ def test_gpt_j_partial_rotary(rotary_dim):
 def test_rotary_embedding_torch(rotary_dim, offset):
     ret = require("rotary_embedding_torch")
     rot = ret.RotaryEmbedding(dim=rotary_dim, cache_if_possible=False)
-    q = torch.randn(2, 4, 10, 32, generator=torch.Generator().manual_seed(4))
+    q = seeded.randn(2, 4, 10, 32, generator=torch.Generator().manual_seed(4))
     theirs = rot.rotate_queries_or_keys(q, offset=offset)
     positions = torch.arange(offset, offset + 10)
     ours = posenc.apply_rope(q, positions, rotary_dim=None if rotary_dim == 32 else rotary_dim)
@@ -463,7 +466,7 @@ def test_rotary_embedding_torch(rotary_dim, offset):
 def test_rotary_embedding_torch_interpolation_is_linear_scaling():
     ret = require("rotary_embedding_torch")
     rot = ret.RotaryEmbedding(dim=32, interpolate_factor=4.0, cache_if_possible=False)
-    q = torch.randn(1, 2, 50, 32, generator=torch.Generator().manual_seed(5))
+    q = seeded.randn(1, 2, 50, 32, generator=torch.Generator().manual_seed(5))
     theirs = rot.rotate_queries_or_keys(q)
     ours = posenc.apply_rope(q, 50, scaling={"rope_type": "linear", "factor": 4.0})
     _assert_close(ours, theirs, np.arange(50), q)
@@ -494,8 +497,8 @@ def _meta_apply_rotary_emb(xq, xk, freqs_cis):
 def test_meta_llama_complex_formulation(start_pos, theta):
     head_dim, seq = 64, 12
     gen = torch.Generator().manual_seed(6)
-    xq = torch.randn(2, seq, 4, head_dim, generator=gen)
-    xk = torch.randn(2, seq, 2, head_dim, generator=gen)
+    xq = seeded.randn(2, seq, 4, head_dim, generator=gen)
+    xk = seeded.randn(2, seq, 2, head_dim, generator=gen)
     freqs_cis = _meta_precompute_freqs_cis(head_dim, 512, theta)[start_pos : start_pos + seq]
     meta_q, meta_k = _meta_apply_rotary_emb(xq, xk, freqs_cis)
     positions = torch.arange(start_pos, start_pos + seq)[None, :, None]  # (1, seq, 1)

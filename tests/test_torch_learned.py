@@ -55,7 +55,7 @@ def test_embed_matches_oracle(data, max_len, padding_idx, device):
     table = module.weight.detach().cpu().double().tolist()
     zeros = [[0.0] * 4 for _ in positions]
     want = oracle.learned_add(zeros, table, positions, module.first_row)
-    np.testing.assert_array_equal(got.detach().cpu().double().numpy(), np.array(want))
+    np.testing.assert_array_equal(got.detach().cpu().double().cpu().numpy(), np.array(want))
 
 
 def test_table_layout_without_and_with_padding_idx():
@@ -269,7 +269,7 @@ def test_bad_offset(offset):
     ],
 )
 def test_bad_positions_in_forward(kw, match):
-    with pytest.raises(ValueError, match=match):
+    with torch.device("cpu"), pytest.raises(ValueError, match=match):  # x and kw are on the CPU
         LearnedPositionalEmbedding(16, 8)(torch.zeros(1, 3, 8, device="cpu"), **kw)
 
 

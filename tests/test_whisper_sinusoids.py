@@ -43,7 +43,7 @@ def test_sinusoids_bit_for_bit_at_model_sizes(whisper, length, channels):
     assert torch.equal(compat.whisper_sinusoids(length, channels, like=torch.zeros(0)), want)
     exact = compat.whisper_sinusoids(length, channels)  # NumPy: angles in float64
     # the original's float32 angles: off by up to ~position * 2**-24 * ... (1e-4 at 1500)
-    assert np.abs(exact - want.numpy()).max() < 2e-4
+    assert np.abs(exact - want.cpu().numpy()).max() < 2e-4
 
 
 def test_numpy_is_the_exact_ladder_and_equals_tensor2tensor():

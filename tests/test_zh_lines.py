@@ -15,6 +15,8 @@ import pytest
 
 from sitecheck import ROOT, pages
 
+pytestmark = pytest.mark.site  # a build hook and the built site: device-independent (cpu leg)
+
 _spec = importlib.util.spec_from_file_location("zh_lines", ROOT / "hooks" / "zh_lines.py")
 zh_lines = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(zh_lines)

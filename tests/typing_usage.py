@@ -418,6 +418,44 @@ def hf_atlas() -> None:
     _is(by_hand.rotate(np.ones((1, 1, 2, 4)), np.arange(2)), np.ndarray)
 
 
+def video_and_engines() -> None:
+    """N-D RoPE (diffusion models), VideoRoPE, TMRoPE and the engine mappings (issue 24)."""
+    grid = posenc.rope_grid_positions((2, 2, 3))
+    assert_type(grid, npt.NDArray[np.integer[Any]])
+    _is(posenc.rope_grid_positions((2, 3), like=torch.zeros(1)), torch.Tensor)
+    assert_type(posenc.rope_axes_frequencies([4, 2, 2]), npt.NDArray[np.floating[Any]])
+    q = np.ones((2, 12, 8))
+    assert_type(posenc.apply_rope_axes(q, grid, [4, 2, 2]), npt.NDArray[np.floating[Any]])
+    _is(posenc.apply_rope_axes(torch.ones(2, 12, 8), grid, [4, 2, 2]), torch.Tensor)
+    lay = [("text", 2), ("video", (2, 4, 4)), ("text", 1)]
+    ids = posenc.videorope_position_ids([lay])
+    assert_type(ids, npt.NDArray[np.floating[Any]])
+    _is(posenc.videorope_position_ids([lay], like=torch.zeros(1)), torch.Tensor)
+    x = np.ones((1, ids.shape[-1], 8))
+    assert_type(posenc.apply_videorope(x, ids[:, 0], [2, 1, 1]), npt.NDArray[np.floating[Any]])
+    omni = posenc.tmrope_position_ids([[("text", 1), ("audio", 3), ("text", 1)]])
+    assert_type(omni, npt.NDArray[np.integer[Any]])
+    cfg = {"model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4,
+           "num_hidden_layers": 2, "rope_theta": 1e6}  # fmt: skip
+    assert_type(posenc.gguf_rope(cfg), dict[str, Any])
+    assert_type(posenc.mlx_rope(cfg), dict[str, Any])
+    assert_type(posenc.vllm_rope(cfg), dict[str, Any])
+    assert posenc.engine_conventions("qwen2").gguf_arch == "qwen2"
+    assert_type(posenc.explain_engines(cfg, "zh"), str)
+    assert_type(posenc.explain_engines(posenc.hf.describe(cfg)), str)
+    g = np.full(4, -0.5)
+    assert_type(posenc.forgetting_bias(g), npt.NDArray[np.floating[Any]])
+    _is(posenc.forgetting_bias(torch.from_numpy(g)), torch.Tensor)
+    z = np.zeros((4, 4))
+    assert_type(posenc.stick_breaking_weights(z), npt.NDArray[np.floating[Any]])
+    _is(posenc.stick_breaking_weights(torch.zeros(4, 4), attend_current=True), torch.Tensor)
+    qk = np.ones((4, 3))
+    assert_type(posenc.path_scores(qk, qk, qk, np.ones(4)), npt.NDArray[np.floating[Any]])
+    t = torch.ones(4, 3)
+    _is(posenc.path_scores(t, t, t, torch.ones(4)), torch.Tensor)
+    assert posenc.hybrid_attention("jamba").attention == "none"
+
+
 def partial_cache_packing() -> None:
     w = posenc.partial_rope_frequencies(16, 0.25, rule="proportional")
     assert_type(w, Floats)
@@ -480,6 +518,7 @@ def main() -> None:
     mrope_family()
     frontier_and_mla()
     hf_atlas()
+    video_and_engines()
     partial_cache_packing()
 
 

@@ -1,22 +1,40 @@
 /* posenc: small reader-facing behaviour that Material does not have.
  *
  * The language menu's links go to the same page in the other language (mkdocs-static-i18n);
- * this carries the section the reader is in along: /rope/#pairings -> /zh/rope/#pairings
- * (headings share their { #anchor } across languages; tests/test_site.py holds them so).
+ * this carries the reader's place along: the section being read, by the id of its heading
+ * (headings share their { #anchor } across languages; tests/test_site.py holds them so):
+ * /rope/ scrolled down to "Pairings" -> /zh/rope/#pairings, with or without a hash in the URL.
+ * The section is the last heading above the upper third of the screen, taken when the link is
+ * used (pointer, tap or keyboard); near the top of a page there is no hash.
  */
 (() => {
-  const carryAnchor = () => {
+  const place = () => {
+    // within a quarter screen of the top the reader is at the top (lazily drawn blocks above
+    // can move the page by a few pixels after load): no section
+    if (scrollY < innerHeight / 4) return ""
+    const header = document.querySelector(".md-header")
+    const top = header ? header.getBoundingClientRect().bottom : 0
+    const line = top + (innerHeight - top) / 3
+    let id = ""
+    for (const heading of document.querySelectorAll("article :is(h1, h2, h3, h4, h5, h6)[id]")) {
+      if (heading.getBoundingClientRect().top > line) break
+      id = heading.id
+    }
+    return id ? `#${encodeURIComponent(id)}` : ""
+  }
+  const carry = () => {
+    const hash = place()
     for (const link of document.querySelectorAll("a.md-select__link[hreflang]")) {
       const target = new URL(link.getAttribute("href"), location.href)
-      target.hash = location.hash
+      target.hash = hash
       link.href = target.href
     }
   }
-  if (document.readyState === "loading")
-    document.addEventListener("DOMContentLoaded", carryAnchor)
-  else
-    carryAnchor()
-  addEventListener("hashchange", carryAnchor)
+  for (const type of ["pointerdown", "focusin", "click"])
+    document.addEventListener(type, (event) => {
+      if (event.target instanceof Element && event.target.closest("a.md-select__link[hreflang]"))
+        carry()
+    }, true)
 })();
 
 /* The light/dark toggle (overrides/partials/palette.html says why it is not Material's
@@ -28,7 +46,7 @@
   const form = document.querySelector("form[data-posenc-palette]")
   if (!form) return
   const inputs = [...form.querySelectorAll("input[name=__palette]")]
-  const apply = (input) => {
+  const show = (input) => {
     const index = inputs.indexOf(input)
     const color = {}
     for (const key of ["media", "scheme", "primary", "accent"])
@@ -37,13 +55,25 @@
     for (const [key, value] of Object.entries(color))
       document.body.setAttribute(`data-md-color-${key}`, value)
     inputs.forEach((other, i) => {
+      other.checked = i === index
       const label = other.nextElementSibling
       if (label instanceof HTMLElement) label.hidden = i !== index
     })
-    __md_set("__palette", { index, color })
     requestAnimationFrame(() => document.body.removeAttribute("data-md-color-switching"))
+    return { index, color }
   }
+  const apply = (input) => __md_set("__palette", show(input))
   for (const input of inputs) input.addEventListener("change", () => apply(input))
+  /* Until the reader chooses, the scheme follows the system's (prefers-color-scheme; the first
+     pick is made before the page is drawn, overrides/partials/palette.html), also when it
+     changes while the page is open. */
+  for (const input of inputs) {
+    const media = input.getAttribute("data-md-color-media")
+    if (!media || media === "undefined") continue
+    matchMedia(media).addEventListener("change", (event) => {
+      if (event.matches && !__md_get("__palette")) show(input)
+    })
+  }
   form.addEventListener("keydown", (event) => {
     if (event.key !== "Enter") return
     const current = inputs.findIndex((input) => input.checked)

@@ -16,7 +16,9 @@ from . import attention as _attention
 from . import axial as _axial
 from . import cope as _cope
 from . import deberta as _deberta
+from . import engines as _engines
 from . import frontier as _frontier
+from . import hybrid as _hybrid
 from . import kvcache as _kvcache
 from . import layers as _layers
 from . import mla as _mla
@@ -29,11 +31,13 @@ from . import relative as _relative
 from . import resize as _resize
 from . import rope as _rope
 from . import rope2d as _rope2d
+from . import rope_nd as _rope_nd
 from . import rope_scaling as _rope_scaling
 from . import sincos2d as _sincos2d
 from . import sinusoidal as _sinusoidal
 from . import speculative as _speculative
 from . import t5 as _t5
+from . import video_rope as _video_rope
 from . import xpos as _xpos
 from ._version import __version__ as __version__
 from .alibi import *  # noqa: F403
@@ -41,7 +45,9 @@ from .attention import *  # noqa: F403
 from .axial import *  # noqa: F403
 from .cope import *  # noqa: F403
 from .deberta import *  # noqa: F403
+from .engines import *  # noqa: F403
 from .frontier import *  # noqa: F403
+from .hybrid import *  # noqa: F403
 from .kvcache import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .mla import *  # noqa: F403
@@ -54,11 +60,13 @@ from .relative import *  # noqa: F403
 from .resize import *  # noqa: F403
 from .rope import *  # noqa: F403
 from .rope2d import *  # noqa: F403
+from .rope_nd import *  # noqa: F403
 from .rope_scaling import *  # noqa: F403
 from .sincos2d import *  # noqa: F403
 from .sinusoidal import *  # noqa: F403
 from .speculative import *  # noqa: F403
 from .t5 import *  # noqa: F403
+from .video_rope import *  # noqa: F403
 from .xpos import *  # noqa: F403
 
 __all__ = [
@@ -82,6 +90,10 @@ __all__ = [
     *_rope2d.__all__,
     *_mla.__all__,
     *_sincos2d.__all__,
+    *_rope_nd.__all__,
+    *_video_rope.__all__,
+    *_engines.__all__,
+    *_hybrid.__all__,
     *_partial.__all__,
     *_kvcache.__all__,
     *_packing.__all__,

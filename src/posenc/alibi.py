@@ -256,9 +256,9 @@ def alibi_bias(
         raise TypeError(f"rounding must be None or 'bfloat16', got {_describe(rounding)}")
     if rounding is not None and rounding != "bfloat16":
         raise ValueError(f"rounding must be None or 'bfloat16', got {rounding!r}")
-    if len(slopes) * q_len * k_len > _MAX_ENTRIES:
+    if n_heads * q_len * k_len > _MAX_ENTRIES:  # n_heads, not len(slopes): no traced NumPy
         raise ValueError(
-            f"alibi_bias would have n_heads * q_len * k_len = {len(slopes)} * {q_len} * {k_len} "
+            f"alibi_bias would have n_heads * q_len * k_len = {n_heads} * {q_len} * {k_len} "
             "entries, more than an array can hold (2**60); pass smaller q_len, k_len or n_heads"
         )
     torch_out, device, out_dtype = like_spec(like, dtype)

@@ -123,8 +123,7 @@ def cope_bias(
         return _cope_torch(qa, ka, ea, s, q, npos)
     work = np.result_type(qa, ka, ea, np.float64)
     qa, ka, ea = (x.astype(work, copy=False) for x in (qa, ka, ea))
-    with np.errstate(over="ignore", invalid="ignore"):  # a nan is refused below
-        logits = qa @ np.swapaxes(ka, -1, -2)  # (..., q, k)
+    logits = _dot(qa, np.swapaxes(ka, -1, -2))  # (..., q, k); a nan is refused below
     i = np.arange(q_len)[:, None] + (k_len - q_len)
     future = np.arange(k_len)[None, :] > i  # (q, k)
     with np.errstate(over="ignore"):
@@ -134,7 +133,7 @@ def cope_bias(
     lo = np.floor(pos).astype(np.int64)
     hi = np.ceil(pos).astype(np.int64)
     with np.errstate(over="ignore", invalid="ignore"):  # a nan is refused below
-        at_int = qa @ ea.T  # (..., q, npos): q_i . e[n] for every integer n
+        at_int = _dot(qa, ea.T)  # (..., q, npos): q_i . e[n] for every integer n
         z_lo = np.take_along_axis(at_int, lo, -1)
         z_hi = np.take_along_axis(at_int, hi, -1)
         w = pos - lo
@@ -142,6 +141,23 @@ def cope_bias(
     _check_products(bool(np.isnan(z).any()), "q . pos_emb", work)
     out_dtype = np.result_type(np.asarray(q).dtype, np.asarray(k).dtype, np.asarray(pos_emb).dtype)
     return np.where(future, -np.inf, z).astype(out_dtype, copy=False)
+
+
+def _dot(a: Any, b: Any) -> Any:
+    """``a @ b`` for NumPy arrays (..., m, d) and (..., d, n), where a sum that meets +inf and
+    -inf is nan on every machine. A BLAS that fuses multiply and add (FMA) rounds
+    ``fma(x, -y, inf)`` to inf, not nan, so one machine gave inf (a wrong value) where another
+    gave nan (refused): the entries that are not finite are summed again term by term."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = a @ b
+        bad = ~np.isfinite(out)
+        if bad.any():
+            lead = out.shape[:-2]
+            rows = np.broadcast_to(a, lead + a.shape[-2:])
+            cols = np.broadcast_to(np.swapaxes(b, -1, -2), lead + (b.shape[-1], b.shape[-2]))
+            at = np.nonzero(bad)
+            out[bad] = (rows[at[:-1]] * cols[at[:-2] + at[-1:]]).sum(-1)
+    return out
 
 
 def _check_products(nan: bool, what: str, dtype: Any) -> None:

@@ -164,7 +164,7 @@ def apply_mrope(
     dtype = _work_dtype(arr)
     cos_parts, sin_parts = [], []
     for a in range(3):
-        if not len(freqs[a]):
+        if a not in axes:  # no pair on this axis (a Python test: freqs is a graph constant)
             continue
         try:
             p = _fit_positions(pos[a], arr)

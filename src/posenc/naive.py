@@ -147,7 +147,13 @@ def normalized(
                 f"got position {_fmt(bad)}"
             )
     p64 = _float64(pos, torch_in)
-    scaled = p64 / (length - 1) if length > 1 else p64 * 0.0
+    den: Any = float(length - 1)
+    if torch_in:
+        # torch on CUDA divides by a CPU scalar as a product with its reciprocal, one rounding
+        # more (5 / 7 gave 0.7142857142857142, NumPy's quotient is ...43): a divisor on p64's own
+        # device is divided by, one rounding as in NumPy, on every device
+        den = sys.modules["torch"].tensor(den, dtype=p64.dtype, device=p64.device)
+    scaled = p64 / den if length > 1 else p64 * 0.0
     return _cast(scaled, out_dtype, torch_in)[..., None]
 
 

@@ -274,7 +274,12 @@ def _sin_cos(pos: Any, w: Any, dtype: Any) -> Any:
 
 def _table(ops: Any, pos: Any, w: Any, layout: Any, out_dtype: Any) -> Any:
     shape = tuple(pos.shape)
-    half = len(w)
+    if compiling():
+        # the ladder becomes a tensor before anything reads it: no method of a NumPy array is
+        # traced (torch 2.11 sends len() of one through set_default_device's function mode and
+        # fails; a tensor's shape is a plain attribute there)
+        w = ops.asarray(w, pos)
+    half = int(w.shape[-1])
     rows = math.prod(shape[:-1]) if shape else 1
     length = shape[-1] if shape else 1
     work_dtype = ops.work_dtype(out_dtype)  # float32 or float64: where the multiply happens

@@ -417,6 +417,7 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
     installed = installed_transformers()
     if installed is not None and installed != version:  # the record may not hold for it
         lines.append(t["installed"].format(version=version, installed=installed))
+    lines.extend(_engines(scheme, lang))
     return "\n".join(lines)
 
 
@@ -496,6 +497,20 @@ def _range_pairs(indices: list[int]) -> list[list[int]]:
         else:
             runs.append([i, i])
     return runs
+
+
+def _engines(scheme: SchemeLike, lang: str) -> list[str]:
+    """The "in llama.cpp / MLX / vLLM" section: only for model types whose engine mapping was
+    verified (posenc.engines.ENGINE_ROWS); none for the others, or for a config those engines'
+    mapping refuses (a scaling llama.cpp's converter does not carry over)."""
+    from ..engines import ENGINE_ROWS, explain_engines
+
+    if scheme.model_type not in ENGINE_ROWS:
+        return []
+    try:
+        return explain_engines(scheme, lang).splitlines()
+    except ValueError:
+        return []
 
 
 def _source(scheme: SchemeLike, layer: LayerScheme, name: str) -> str | None:

@@ -71,7 +71,7 @@ class SinusoidalPositionalEncoding(nn.Module):
     []
     >>> with torch.device("meta"):
     ...     lazy = SinusoidalPositionalEncoding(8, max_len=16)
-    >>> lazy = lazy.to_empty(device="cpu")
+    >>> lazy = lazy.to_empty(device=pe.table.device)
     >>> lazy.reset_parameters()
     >>> bool(torch.equal(lazy.table, pe.table))
     True

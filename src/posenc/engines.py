@@ -1,0 +1,524 @@
+"""The same checkpoint in other engines: llama.cpp (GGUF), MLX (mlx-lm) and vLLM.
+
+A transformers checkpoint carries its RoPE in two places: the config (base, scaling, rotary
+width) and the q/k projection weights, whose row order fixes which features form a pair. An
+engine that pairs differently from transformers must permute those rows when it loads the
+weights, or the model runs with scrambled positions. This module holds, per model type, what
+each engine does (a data table, :data:`ENGINE_ROWS`: the pairing its kernel uses and whether its
+loader permutes q/k) and three functions that turn a config into the engine's settings:
+
+* :func:`gguf_rope`: the GGUF metadata llama.cpp's converter writes (``{arch}.rope.freq_base``,
+  ``{arch}.rope.dimension_count``, ``{arch}.rope.scaling.*``), the ``rope_freqs`` tensor of
+  Llama-3 scaling, the kernel's rope type (NORM: adjacent pairs, NEOX: halves) and whether the
+  converter permutes q/k;
+* :func:`mlx_rope`: the rotary module mlx-lm builds (``nn.RoPE(dims, traditional, base, scale)``
+  or one of its scaled variants);
+* :func:`vllm_rope`: the arguments of vLLM's ``get_rope`` (``head_size``, ``max_position``,
+  ``is_neox_style``, ``rope_parameters``).
+
+The config is read by :func:`posenc.hf.describe` (its full-attention layer). Every row and every
+mapping is checked against the engines' own code (llama.cpp's converter as vendored in
+llama-cpp-python 0.3.36, gguf 0.19.0, MLX 0.32.4 with mlx-lm 0.32.2, vLLM 0.33.0), recorded in
+``docs/assets/engines.json`` by ``tools/engines_record.py`` and held to it by the test suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._array import _describe
+from .rope_scaling import rope_frequencies
+
+__all__ = ["engine_conventions", "gguf_rope", "mlx_rope", "vllm_rope", "explain_engines"]
+
+
+@dataclass(frozen=True)
+class EngineRow:
+    """What llama.cpp, mlx-lm and vLLM do with one transformers model type.
+
+    ``gguf_arch``: the GGUF architecture name. ``gguf_rope``: the llama.cpp kernel's rope type,
+    ``"norm"`` (adjacent pairs ``(2i, 2i+1)``) or ``"neox"`` (``(i, i + n_rot/2)``).
+    ``gguf_permute``: the converter permutes q/k rows from transformers' halves to adjacent
+    pairs. ``mlx_traditional``: mlx-lm's ``nn.RoPE(traditional=...)`` (True: adjacent pairs).
+    ``vllm_neox``: ``is_neox_style`` in vLLM's model file (None: vLLM runs the model through its
+    transformers backend, transformers' own attention). ``vllm_permute``: vLLM's loader
+    permutes q/k rows (halves <-> adjacent pairs).
+    """
+
+    gguf_arch: str
+    gguf_rope: str
+    gguf_permute: bool
+    mlx_traditional: bool
+    vllm_neox: bool | None
+    vllm_permute: bool = False
+
+
+# One row per transformers model type (the ``model_type`` of config.json). Read from the engines'
+# code; tools/engines_record.py checks every field against that code and records it.
+ENGINE_ROWS: Mapping[str, EngineRow] = {
+    "llama": EngineRow("llama", "norm", True, False, True),
+    "mistral": EngineRow("llama", "norm", True, False, True),
+    "mixtral": EngineRow("llama", "norm", True, False, True),
+    "qwen2": EngineRow("qwen2", "neox", False, False, True),
+    "qwen3": EngineRow("qwen3", "neox", False, False, True),
+    "gemma": EngineRow("gemma", "neox", False, False, True),
+    "gemma2": EngineRow("gemma2", "neox", False, False, True),
+    "phi3": EngineRow("phi3", "neox", False, False, True),
+    "gpt_neox": EngineRow("gptneox", "neox", False, False, None),
+    "stablelm": EngineRow("stablelm", "neox", False, False, True),
+    "olmo2": EngineRow("olmo2", "neox", False, False, None),
+    "starcoder2": EngineRow("starcoder2", "neox", False, False, None),
+    "cohere": EngineRow("command-r", "norm", False, True, False),
+    "cohere2": EngineRow("cohere2", "norm", False, True, False),
+    "glm4": EngineRow("glm4", "norm", False, True, False),
+}
+
+# vLLM's model files fall back to this when the config has no max_position_embeddings
+# (llama.py: ``getattr(config, "max_position_embeddings", 8192)``).
+VLLM_DEFAULT_MAX_POSITION = 8192
+
+
+def _scheme(config: Any) -> tuple[Any, Any, EngineRow]:
+    """``(scheme, full-attention layer, row)`` of a config (or of a :class:`posenc.hf.Scheme`
+    already read from one), or a refusal naming the model type."""
+    from .hf import Scheme, describe  # posenc.hf imports nothing heavy; local to avoid a cycle
+
+    scheme = config if isinstance(config, Scheme) else describe(config)
+    row = ENGINE_ROWS.get(scheme.model_type)
+    if row is None:
+        raise ValueError(
+            f"config['model_type'] = {scheme.model_type!r} has no verified engine mapping; "
+            f"known model types: {sorted(ENGINE_ROWS)}"
+        )
+    rope_layers = [layer for layer in scheme.layers if layer.kind == "rope"]
+    if not rope_layers:
+        raise ValueError(f"config of model type {scheme.model_type!r} has no RoPE layer")
+    full = [layer for layer in rope_layers if layer.layer_type == "full_attention"]
+    return scheme, (full or rope_layers)[0], row
+
+
+def engine_conventions(model_type: str) -> EngineRow:
+    """The engines' conventions for one transformers model type (a row of :data:`ENGINE_ROWS`).
+
+    Experimental.
+
+    Parameters
+    ----------
+    model_type : str
+        ``config.json``'s ``model_type`` (``"llama"``, ``"qwen2"``, ``"cohere"``, ...).
+
+    Returns
+    -------
+    EngineRow
+
+    Raises
+    ------
+    TypeError
+        ``model_type`` not a string.
+    ValueError
+        A model type without a verified row.
+
+    Examples
+    --------
+    >>> import posenc
+    >>> row = posenc.engine_conventions("llama")
+    >>> row.gguf_arch, row.gguf_rope, row.gguf_permute, row.mlx_traditional, row.vllm_neox
+    ('llama', 'norm', True, False, True)
+    """
+    if not isinstance(model_type, str):
+        raise TypeError(f"model_type must be a str, got {_describe(model_type)}")
+    row = ENGINE_ROWS.get(model_type)
+    if row is None:
+        raise ValueError(
+            f"model_type {model_type!r} has no verified engine mapping; known: "
+            f"{sorted(ENGINE_ROWS)}"
+        )
+    return row
+
+
+def _scaling(layer: Any) -> dict[str, Any]:
+    return dict(layer.scaling) if layer.scaling else {}
+
+
+def gguf_rope(config: Any) -> dict[str, Any]:
+    """The RoPE part of the GGUF file llama.cpp's converter writes for a transformers config.
+
+    Experimental. Mirrors ``convert_hf_to_gguf.py`` (llama.cpp as vendored in
+    llama-cpp-python 0.3.36; key names as in the ``gguf`` package 0.19.0): ``rope.freq_base``
+    is the base, ``rope.dimension_count`` the rotated width, a linear or YaRN scaling becomes
+    ``rope.scaling.*`` keys, LongRoPE (Phi-3) ``rope.scaling.original_context_length`` and
+    ``rope.scaling.attn_factor`` with its factor lists as two tensors, Llama-3 scaling no key
+    but a ``rope_freqs`` tensor of per-pair divisors, and dynamic NTK nothing at all.
+
+    Parameters
+    ----------
+    config : dict or transformers config object
+        What :func:`posenc.hf.describe` reads.
+
+    Returns
+    -------
+    dict
+        ``"arch"`` (GGUF architecture), ``"rope_type"`` (``"norm"`` or ``"neox"``: the pairing
+        of llama.cpp's kernel), ``"permute_qk"`` (the converter permutes the q/k rows),
+        ``"metadata"`` (key -> value, keys spelled ``"{arch}.rope..."`` as GGUF stores them; a
+        key the converter leaves out holds the value llama.cpp's loader then takes),
+        ``"tensors"`` (name -> list of floats: ``rope_freqs`` for Llama-3 scaling,
+        ``rope_factors_long`` / ``rope_factors_short`` for LongRoPE).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`posenc.hf.describe`; a model type without a verified row; a scaling the
+        converter does not carry over (``dynamic`` is accepted and written as nothing).
+
+    Examples
+    --------
+    >>> import posenc
+    >>> cfg = {"model_type": "qwen2", "hidden_size": 896, "num_attention_heads": 14,
+    ...        "num_hidden_layers": 24, "rope_theta": 1000000.0,
+    ...        "max_position_embeddings": 32768}
+    >>> g = posenc.gguf_rope(cfg)
+    >>> g["arch"], g["rope_type"], g["permute_qk"]
+    ('qwen2', 'neox', False)
+    >>> g["metadata"]
+    {'qwen2.context_length': 32768, 'qwen2.rope.freq_base': 1000000.0, 'qwen2.rope.dimension_count': 64}
+    """
+    scheme, layer, row = _scheme(config)
+    arch = row.gguf_arch
+    meta: dict[str, Any] = {}
+    if scheme.max_position_embeddings is not None:
+        meta[f"{arch}.context_length"] = int(scheme.max_position_embeddings)
+    meta[f"{arch}.rope.freq_base"] = float(layer.base)
+    meta[f"{arch}.rope.dimension_count"] = int(layer.rotary_dim)
+    kind = layer.rope_type or "default"
+    sc = _scaling(layer)
+    tensors: dict[str, list[float]] = {}
+    if kind == "linear":
+        meta[f"{arch}.rope.scaling.type"] = "linear"
+        meta[f"{arch}.rope.scaling.factor"] = float(sc["factor"])
+    elif kind == "yarn":
+        meta[f"{arch}.rope.scaling.type"] = "yarn"
+        meta[f"{arch}.rope.scaling.factor"] = float(sc["factor"])
+        meta[f"{arch}.rope.scaling.original_context_length"] = int(
+            sc["original_max_position_embeddings"]
+        )
+        for key, name in (
+            ("extrapolation_factor", "yarn_ext_factor"),
+            ("attention_factor", "yarn_attn_factor"),
+            ("beta_fast", "yarn_beta_fast"),
+            ("beta_slow", "yarn_beta_slow"),
+        ):
+            if key in sc:
+                meta[f"{arch}.rope.scaling.{name}"] = float(sc[key])
+    elif kind == "longrope":  # Phi-3's converter: the factor lists become tensors
+        orig = int(sc["original_max_position_embeddings"])
+        meta[f"{arch}.rope.scaling.original_context_length"] = orig
+        meta[f"{arch}.rope.scaling.attn_factor"] = float(layer.attention_factor)
+        tensors["rope_factors_long"] = [float(v) for v in sc["long_factor"]]
+        tensors["rope_factors_short"] = [float(v) for v in sc["short_factor"]]
+    elif kind == "llama3":
+        plain, _ = rope_frequencies(int(layer.rotary_dim), base=float(layer.base))
+        scaled, _ = rope_frequencies(int(layer.rotary_dim), base=float(layer.base), scaling=sc)
+        tensors["rope_freqs"] = (plain / scaled).tolist()
+    elif kind not in ("default", "dynamic"):
+        raise ValueError(
+            f"rope_type {kind!r} has no verified GGUF mapping (known: default, linear, yarn, "
+            "longrope, llama3, dynamic)"
+        )
+    return {
+        "arch": arch,
+        "rope_type": row.gguf_rope,
+        "permute_qk": row.gguf_permute,
+        "metadata": meta,
+        "tensors": tensors,
+    }
+
+
+MLX_MODULES = {
+    "default": "nn.RoPE",
+    "linear": "nn.RoPE",
+    "llama3": "Llama3RoPE",
+    "yarn": "YarnRoPE",
+    "longrope": "SuScaledRoPE",
+    "dynamic": "DynamicNTKScalingRoPE",
+}
+
+
+def mlx_rope(config: Any) -> dict[str, Any]:
+    """The rotary module mlx-lm builds for a transformers config (``initialize_rope``).
+
+    Experimental. ``nn.RoPE(dims, traditional=..., base=..., scale=...)`` for no scaling and for
+    linear scaling (``scale = 1 / factor``), and mlx-lm's ``Llama3RoPE``, ``YarnRoPE``,
+    ``SuScaledRoPE`` (LongRoPE) and ``DynamicNTKScalingRoPE`` for the others, fed the config's
+    scaling dict. ``traditional=True`` pairs adjacent features (mlx-lm's Cohere, GLM-4 files);
+    ``False`` pairs halves, as transformers does, so the weights load as they are.
+
+    Parameters
+    ----------
+    config : dict or transformers config object
+
+    Returns
+    -------
+    dict
+        ``"module"``, ``"dims"`` (the rotated width), ``"traditional"``, ``"base"``, ``"scale"``
+        (``nn.RoPE`` only, else None), ``"scaling"`` (the dict the scaled modules read, or
+        None).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`posenc.hf.describe`; a model type without a verified row; a scaling mlx-lm
+        has no module for.
+
+    Examples
+    --------
+    >>> import posenc
+    >>> cfg = {"model_type": "cohere", "hidden_size": 8192, "num_attention_heads": 64,
+    ...        "num_hidden_layers": 40, "rope_theta": 8000000.0}
+    >>> m = posenc.mlx_rope(cfg)
+    >>> m["module"], m["dims"], m["traditional"], m["base"], m["scale"]
+    ('nn.RoPE', 128, True, 8000000.0, 1.0)
+    """
+    _, layer, row = _scheme(config)
+    kind = layer.rope_type or "default"
+    if kind not in MLX_MODULES:
+        raise ValueError(f"rope_type {kind!r} has no mlx-lm module (known: {sorted(MLX_MODULES)})")
+    sc = _scaling(layer)
+    plain = kind in ("default", "linear")
+    return {
+        "module": MLX_MODULES[kind],
+        "dims": int(layer.rotary_dim),
+        "traditional": row.mlx_traditional,
+        "base": float(layer.base),
+        "scale": (1.0 / float(sc["factor"]) if kind == "linear" else 1.0) if plain else None,
+        "scaling": None if plain else sc,
+    }
+
+
+def vllm_rope(config: Any) -> dict[str, Any]:
+    """The arguments vLLM's model files pass to ``get_rope`` for a transformers config.
+
+    Experimental. ``get_rope(head_size, max_position, is_neox_style, rope_parameters)`` (vLLM
+    0.33): ``rope_parameters`` is transformers 5's dict (``rope_theta``, ``rope_type`` and the
+    scaling keys; ``partial_rotary_factor`` where only part of the head rotates);
+    ``is_neox_style`` is fixed per model file (True: halves, as transformers pairs them; False:
+    adjacent pairs, for the models whose transformers code pairs that way); ``max_position`` is
+    ``max_position_embeddings`` (8192 when the config has none).
+
+    Parameters
+    ----------
+    config : dict or transformers config object
+
+    Returns
+    -------
+    dict
+        ``"backend"`` (``"native"``, or ``"transformers"`` where vLLM runs transformers' own
+        modeling code: GPT-NeoX, OLMo-2, StarCoder2; then ``is_neox_style`` is None),
+        ``"head_size"``, ``"rotary_dim"``, ``"max_position"``, ``"is_neox_style"``,
+        ``"rope_parameters"``, ``"permute_qk"`` (vLLM's loader permutes q/k rows),
+        ``"max_model_len"`` (the length vLLM serves by default: the config's length, times the
+        factor of a linear or dynamic scaling; for LongRoPE the original length).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`posenc.hf.describe`; a model type without a verified row.
+
+    Examples
+    --------
+    >>> import posenc
+    >>> cfg = {"model_type": "stablelm", "hidden_size": 2560, "num_attention_heads": 32,
+    ...        "num_hidden_layers": 32, "partial_rotary_factor": 0.25,
+    ...        "rope_theta": 10000.0, "max_position_embeddings": 4096}
+    >>> v = posenc.vllm_rope(cfg)
+    >>> v["head_size"], v["rotary_dim"], v["is_neox_style"], v["max_model_len"]
+    (80, 20, True, 4096)
+    >>> v["rope_parameters"]
+    {'rope_theta': 10000.0, 'rope_type': 'default', 'partial_rotary_factor': 0.25}
+    """
+    scheme, layer, row = _scheme(config)
+    kind = layer.rope_type or "default"
+    params: dict[str, Any] = {"rope_theta": float(layer.base), "rope_type": kind}
+    from .hf import Scheme
+
+    source = config
+    if isinstance(config, Scheme):  # a Scheme keeps max_position_embeddings only
+        source = {"max_position_embeddings": scheme.max_position_embeddings}
+    max_len = _vllm_max_model_len(source, scheme.model_type, kind, _scaling(layer))
+    for key, value in _scaling(layer).items():
+        if key not in ("rope_type", "type"):
+            params[key] = value
+    head, rot = int(layer.head_dim), int(layer.rotary_dim)
+    if rot != head:
+        params["partial_rotary_factor"] = rot / head
+    max_pos = scheme.max_position_embeddings
+    return {
+        "backend": "native" if row.vllm_neox is not None else "transformers",
+        "head_size": head,
+        "rotary_dim": rot,
+        "max_position": int(max_pos) if max_pos is not None else VLLM_DEFAULT_MAX_POSITION,
+        "is_neox_style": row.vllm_neox,
+        "rope_parameters": params,
+        "permute_qk": row.vllm_permute,
+        "max_model_len": max_len,
+    }
+
+
+# vLLM 0.33 (transformers_utils/model_arch_config_convertor.py): the smallest of these keys is
+# the model's length; model_max_length, where present, overrides it.
+VLLM_LENGTH_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+# ... and these scalings leave it alone (config/model.py, _get_and_verify_max_len); the others
+# multiply it by their factor.
+VLLM_UNSCALED = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
+
+
+def _get(config: Any, key: str) -> Any:
+    if isinstance(config, Mapping):
+        return config.get(key)
+    return getattr(config, key, None)
+
+
+def _vllm_max_model_len(config: Any, model_type: str, kind: str, sc: Mapping[str, Any]) -> int:
+    """``max_model_len`` as vLLM 0.33 derives it when the user passes none."""
+    found = [v for v in (_get(config, k) for k in VLLM_LENGTH_KEYS) if v is not None]
+    length = float(min(found)) if found else 2048.0  # vLLM's fallback, with a warning
+    if _get(config, "model_max_length"):
+        length = float(_get(config, "model_max_length"))
+    if kind == "longrope":  # default: the original length (short factors everywhere)
+        orig = _get(config, "original_max_position_embeddings")
+        if orig is None:  # a Scheme, or a config that keeps it in the scaling dict only
+            orig = sc.get("original_max_position_embeddings")
+        return int(orig if orig is not None else length)
+    if kind not in VLLM_UNSCALED and "gemma3" not in model_type:
+        length *= float(sc.get("factor", 1.0))
+    return int(length)
+
+
+_TEXT = {
+    "en": {
+        "title": "In llama.cpp / MLX / vLLM:",
+        "gguf": "  llama.cpp: GGUF arch {arch!r}, rope type {kind}",
+        "perm": "    the converter permutes the q/k rows per head (halves -> adjacent pairs)",
+        "noperm": "    q/k rows are kept as they are",
+        "tensors": "    tensors: {names}",
+        "mlx": "  MLX (mlx-lm): {module}(dims={dims}, traditional={trad}, base={base}{scale})",
+        "vllm": "  vLLM: get_rope(head_size={head}, max_position={maxpos}, is_neox_style={neox})",
+        "vllm_tf": "  vLLM: runs transformers' own modeling code (its transformers backend)",
+        "mml": "    max_model_len = {mml} (vLLM's default)",
+        "values": "{n} values",
+    },
+    "zh": {
+        "title": "在 llama.cpp / MLX / vLLM 中：",
+        "gguf": "  llama.cpp：GGUF 架构 {arch!r}，旋转类型 {kind}",
+        "perm": "    转换脚本逐头重排 q/k 的行（对半配对 -> 交错配对）",
+        "noperm": "    q/k 的行保持原样",
+        "tensors": "    张量：{names}",
+        "mlx": "  MLX（mlx-lm）：{module}(dims={dims}, traditional={trad}, base={base}{scale})",
+        "vllm": "  vLLM：get_rope(head_size={head}, max_position={maxpos}, is_neox_style={neox})",
+        "vllm_tf": "  vLLM：直接运行 transformers 自己的建模代码（transformers 后端）",
+        "mml": "    max_model_len = {mml}（vLLM 的默认值）",
+        "values": "{n} 个值",
+    },
+}
+
+
+def _value(value: Any, t: Mapping[str, str]) -> str:
+    """A value of a line: floats in short form, a list longer than four by its ends."""
+    if isinstance(value, float):
+        return repr(value) if len(repr(value)) <= 12 else f"{value:.6g}"
+    if isinstance(value, list) and len(value) > 4:
+        ends = f"[{_value(value[0], t)}, ..., {_value(value[-1], t)}]"
+        return f"{ends} ({t['values'].format(n=len(value))})"
+    return repr(value)
+
+
+def explain_engines(config: Any, lang: str = "en") -> str:
+    """A short text: what llama.cpp, MLX and vLLM do with this checkpoint's positions.
+
+    Experimental. A title line, then each engine with its settings on indented lines, from
+    :func:`gguf_rope`, :func:`mlx_rope` and :func:`vllm_rope`, in English or Chinese. It is
+    also the last section of :meth:`posenc.hf.Scheme.explain` for the model types of
+    :data:`ENGINE_ROWS`.
+
+    Parameters
+    ----------
+    config : dict, transformers config object or posenc.hf.Scheme
+    lang : {"en", "zh"}, default "en"
+
+    Returns
+    -------
+    str
+        The title line, then llama.cpp's rope type, q/k rows, GGUF keys and tensors; mlx-lm's
+        rotary module; vLLM's ``get_rope`` call, its ``rope_parameters`` and the default
+        ``max_model_len``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`gguf_rope`; ``lang`` not ``"en"`` or ``"zh"``.
+
+    Examples
+    --------
+    >>> import posenc
+    >>> cfg = {"model_type": "qwen2", "hidden_size": 896, "num_attention_heads": 14,
+    ...        "num_hidden_layers": 24, "rope_theta": 1000000.0,
+    ...        "max_position_embeddings": 32768}
+    >>> print(posenc.explain_engines(cfg))
+    In llama.cpp / MLX / vLLM:
+      llama.cpp: GGUF arch 'qwen2', rope type NEOX
+        q/k rows are kept as they are
+        qwen2.context_length = 32768
+        qwen2.rope.freq_base = 1000000.0
+        qwen2.rope.dimension_count = 64
+      MLX (mlx-lm): nn.RoPE(dims=64, traditional=False, base=1000000.0)
+      vLLM: get_rope(head_size=64, max_position=32768, is_neox_style=True)
+        rope_parameters['rope_theta'] = 1000000.0
+        rope_parameters['rope_type'] = 'default'
+        max_model_len = 32768 (vLLM's default)
+    """
+    from ._array import check_choice
+
+    t = _TEXT[check_choice(lang, name="lang", choices=("en", "zh"))]
+    g, m, v = gguf_rope(config), mlx_rope(config), vllm_rope(config)
+    lines = [
+        t["title"],
+        t["gguf"].format(arch=g["arch"], kind=g["rope_type"].upper()),
+        t["perm"] if g["permute_qk"] else t["noperm"],
+    ]
+    lines += [f"    {key} = {_value(val, t)}" for key, val in g["metadata"].items()]
+    if g["tensors"]:
+        lines.append(t["tensors"].format(names=", ".join(g["tensors"])))
+    scale = f", scale={_value(m['scale'], t)}" if m["scale"] not in (None, 1.0) else ""
+    lines.append(
+        t["mlx"].format(
+            module=m["module"],
+            dims=m["dims"],
+            trad=m["traditional"],
+            base=_value(m["base"], t),
+            scale=scale,
+        )
+    )
+    if v["backend"] == "transformers":
+        lines.append(t["vllm_tf"])
+    else:
+        lines.append(
+            t["vllm"].format(head=v["head_size"], maxpos=v["max_position"], neox=v["is_neox_style"])
+        )
+        lines += [
+            f"    rope_parameters[{key!r}] = {_value(val, t)}"
+            for key, val in v["rope_parameters"].items()
+        ]
+    lines.append(t["mml"].format(mml=v["max_model_len"]))
+    return "\n".join(lines)

@@ -1,0 +1,366 @@
+"""posenc.engines against what llama.cpp, MLX and vLLM did with the same configs.
+
+docs/assets/engines.json is written by tools/engines_record.py, which ran the engines' own code
+(llama.cpp's converter, mlx-lm's model classes, vLLM's get_rope) on small transformers configs
+(its header names the versions). These tests hold posenc's mapping to that record, and the
+engines' recorded rotations to transformers' rotation as posenc.hf reproduces it. The gguf
+package (PyPI) is checked live where it is installed."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import posenc
+import posenc.engines
+import posenc.hf
+from ci_rule import require
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORD = json.loads((ROOT / "docs" / "assets" / "engines.json").read_text())
+CASES = {c["name"]: c for c in RECORD["cases"]}
+POSITIONS = np.array(RECORD["positions"])
+# the cases llama.cpp's converter converted from a transformers-4 config.json (GPT-NeoX, which it
+# fails on whatever the config says, is test_converter_failures_are_the_ones_documented's)
+CONVERTED = sorted(
+    n for n, c in CASES.items()
+    if "error" not in c["llama.cpp"]["legacy" if c["llama.cpp"]["legacy"] != "same" else "transformers5"]
+)  # fmt: skip
+values = pytest.mark.values
+
+# llama.cpp's loader fills a key the file lacks with these (src/llama-model.cpp, load_hparams):
+# rope.freq_base 10000, rope.dimension_count the head dim, no scaling.
+LOADER_DEFAULTS = {"rope.freq_base": 10000.0, "rope.scaling.type": "none"}
+
+
+def queries(head_dim: int) -> np.ndarray:
+    """tools/engines_record.py's fixed input (float32 there; the same numbers here)."""
+    return np.random.default_rng(2024).normal(size=(len(POSITIONS), head_dim)).astype(np.float32)
+
+
+def _rec(case: dict, engine: str, variant: str = "legacy") -> dict:
+    rec = case[engine][variant]
+    return case[engine]["transformers5"] if rec == "same" else rec
+
+
+def _hf(case: dict) -> tuple[np.ndarray, int]:
+    """transformers' rotation of the fixed queries (posenc.hf, verified against transformers
+    in test_hf_walk.py), and the head dim."""
+    scheme = posenc.hf.describe(case["config"])
+    layer = next(i for i, x in enumerate(scheme.layers) if x.kind == "rope")
+    head = int(scheme.layers[layer].head_dim)
+    q = queries(head).astype(np.float64)[None, None]
+    return scheme.rotate(q, POSITIONS[None], layer=layer)[0, 0], head
+
+
+def test_record_names_its_versions():
+    v = RECORD["versions"]
+    assert v["transformers"] == "5.23.0" and v["vllm"] == "0.33.0" and v["mlx-lm"] == "0.32.2"
+    assert v["mlx"] == "0.32.4" and v["gguf (PyPI)"] == "0.19.0"
+    assert "llama-cpp-python 0.3.36" in v["llama.cpp"]
+    assert set(CASES) >= {"llama-3.1", "qwen2-yarn", "phi3-longrope", "cohere", "glm4"}
+
+
+def test_engine_rows_are_the_recorded_model_types():
+    """ENGINE_ROWS holds a row for exactly the model types the record ran (the atlas's "in
+    other engines" table lists those), each verified in the atlas's record, and each row says
+    what the engines did with that type's first case."""
+    first: dict[str, dict] = {}
+    for case in RECORD["cases"]:
+        first.setdefault(case["config"]["model_type"], case)
+    assert set(posenc.engines.ENGINE_ROWS) == set(first)
+    atlas = json.loads((ROOT / "docs" / "assets" / "atlas.json").read_text())["types"]
+    assert all(atlas[mt]["status"] == "verified" for mt in first)
+    for mt, case in first.items():
+        row = posenc.engine_conventions(mt)
+        gguf = _rec(case, "llama.cpp")
+        if "error" not in gguf:
+            assert (row.gguf_arch, row.gguf_rope) == (gguf["arch"], gguf["rope_type"]), mt
+            assert row.gguf_permute == (gguf["q_rows_head0"] != sorted(gguf["q_rows_head0"]))
+        assert row.mlx_traditional == bool(_rec(case, "mlx")["traditional"]), mt
+        vllm = _rec(case, "vllm", "transformers5")
+        neox = None if vllm["backend"] == "transformers" else vllm["is_neox_style_in_file"]
+        assert row.vllm_neox == neox, mt
+
+
+# --- llama.cpp / GGUF --------------------------------------------------------------------------
+
+
+def _effective(meta: dict, arch: str, head_dim: int) -> dict:
+    """What llama.cpp runs with: the keys of the file, the loader's defaults for the others."""
+    out = {f"{arch}.{k}": v for k, v in LOADER_DEFAULTS.items()}
+    out[f"{arch}.rope.dimension_count"] = head_dim
+    out.update(meta)
+    return out
+
+
+@values
+@pytest.mark.parametrize("name", CONVERTED)
+def test_gguf_metadata_matches_the_converter(name):
+    """posenc.gguf_rope's keys hold the values llama.cpp's converter wrote (or, for a key it
+    left out, the value the loader takes); its tensors equal the converter's."""
+    case = CASES[name]
+    rec = _rec(case, "llama.cpp")
+    got = posenc.gguf_rope(case["config"])
+    _, head = _hf(case)
+    assert got["arch"] == rec["arch"]
+    assert got["rope_type"] == rec["rope_type"]
+    have = _effective(rec["metadata"], rec["arch"], head)
+    for key, value in got["metadata"].items():
+        assert key in have, (key, have)
+        if isinstance(value, float):
+            assert math.isclose(value, have[key], rel_tol=1e-6), (key, value, have[key])
+        else:
+            assert value == have[key], (key, value, have[key])
+    extra = set(rec["metadata"]) - set(got["metadata"])
+    assert all(rec["metadata"][k] == "none" for k in extra), extra  # only 'no scaling'
+    assert set(got["tensors"]) == set(rec["tensors"])
+    for tname, vals in got["tensors"].items():
+        np.testing.assert_allclose(vals, rec["tensors"][tname], rtol=1e-6)
+
+
+@values
+@pytest.mark.parametrize("name", CONVERTED)
+def test_gguf_permutation_matches_the_converter(name):
+    """The row order the converter gives q and k: rope_permutation (halves -> adjacent pairs)
+    exactly where posenc says it permutes, the identity elsewhere."""
+    case = CASES[name]
+    rec = _rec(case, "llama.cpp")
+    got = posenc.gguf_rope(case["config"])
+    _, head = _hf(case)
+    perm = posenc.rope_permutation(head, inverse=True)  # halves -> adjacent (HF -> Meta)
+    want = perm.tolist() if got["permute_qk"] else list(range(head))
+    assert rec["q_rows_head0"] == want and rec["k_rows_head0"] == want
+
+
+@values
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_engine_pairing_is_consistent(name):
+    """An engine whose kernel pairs differently from transformers must permute q/k; one that
+    pairs the same way must not: for every row, llama.cpp and vLLM."""
+    case = CASES[name]
+    scheme = posenc.hf.describe(case["config"])
+    pairing = next(x.pairing for x in scheme.layers if x.kind == "rope")
+    row = posenc.engine_conventions(scheme.model_type)
+    gguf_differs = (row.gguf_rope == "norm") != (pairing == "interleaved")
+    assert row.gguf_permute == gguf_differs
+    if row.vllm_neox is not None:
+        assert row.vllm_permute == (row.vllm_neox != (pairing == "half"))
+    assert row.mlx_traditional == (pairing == "interleaved")  # mlx-lm loads q/k as they are
+
+
+def test_converter_failures_are_the_ones_documented():
+    """The converter fails on GPT-NeoX whatever config.json says (it reads the config through
+    transformers 5.23, which drops rotary_pct), and on a Cohere2 config without rotary_pct."""
+    neox = CASES["gpt_neox"]["llama.cpp"]
+    assert "KeyError: 'rotary_pct'" in neox["transformers5"]["error"]
+    assert neox["legacy"] == "same"  # the same error with rotary_pct in config.json
+    cohere2 = CASES["cohere2"]["llama.cpp"]
+    assert "KeyError: 'rotary_pct'" in cohere2["transformers5"]["error"]
+    assert cohere2["legacy"]["arch"] == "cohere2"
+    broken = {n for n, c in CASES.items() if "error" in c["llama.cpp"]["transformers5"]}
+    assert broken == {"gpt_neox", "cohere2"}
+    assert set(CASES) - set(CONVERTED) == {"gpt_neox"}  # the others are compared key by key
+
+
+def test_gguf_key_names_of_the_record():
+    """The keys posenc writes are spelled as the gguf package (PyPI) spells them."""
+    keys = set(RECORD["gguf_keys"].values())
+    for case in CASES.values():
+        for key in posenc.gguf_rope(case["config"])["metadata"]:
+            arch, rest = key.split(".", 1)
+            if rest != "context_length":
+                assert "{arch}." + rest in keys, key
+
+
+def test_gguf_key_names_live():
+    """The same against the installed gguf package, and a GGUF header round trip: written with
+    its GGUFWriter, read back with its GGUFReader."""
+    gguf = require("gguf")
+    keys = {getattr(gguf.Keys.Rope, k) for k in dir(gguf.Keys.Rope) if k.isupper()}
+    assert keys == set(RECORD["gguf_keys"].values())
+    assert gguf.Keys.LLM.CONTEXT_LENGTH == "{arch}.context_length"
+    g = posenc.gguf_rope(CASES["qwen2-yarn"]["config"])
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "h.gguf"
+        writer = gguf.GGUFWriter(str(path), g["arch"])
+        for key, value in g["metadata"].items():
+            if isinstance(value, str):
+                writer.add_string(key, value)
+            elif isinstance(value, float):
+                writer.add_float32(key, value)
+            else:
+                writer.add_uint32(key, value)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.close()
+        reader = gguf.GGUFReader(str(path))
+        back = {f.name: f.contents() for f in reader.fields.values() if f.name.startswith("qwen2.")}
+    assert back["qwen2.rope.scaling.type"] == "yarn"
+    assert back["qwen2.rope.freq_base"] == 1e6 and back["qwen2.rope.scaling.factor"] == 4.0
+
+
+# --- MLX ----------------------------------------------------------------------------------------
+
+
+@values
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mlx_module_matches_mlx_lm(name):
+    """posenc.mlx_rope names the module mlx-lm built from the transformers-4 style config.json,
+    with its dims, traditional, base and scale; mlx-lm's output on the fixed queries equals
+    transformers' rotation (LongRoPE: the long factors, which mlx-lm always takes)."""
+    case = CASES[name]
+    rec = _rec(case, "mlx")
+    got = posenc.mlx_rope(case["config"])
+    assert got["module"].removeprefix("nn.") == rec["class"]
+    assert got["dims"] == rec["dims"]
+    # SuScaledRoPE has no such attribute: it always pairs halves (traditional=False)
+    assert got["traditional"] == (rec["traditional"] or False)
+    if got["module"] == "nn.RoPE":
+        assert math.isclose(got["base"], rec["base"]) and math.isclose(got["scale"], rec["scale"])
+    want, head = _hf(case)
+    if name == "phi3-longrope":
+        scheme = posenc.hf.describe(case["config"])
+        layer = scheme.layers[0]
+        want = posenc.apply_rope(
+            queries(head).astype(np.float64), POSITIONS, base=layer.base, pairing="half",
+            scaling=dict(layer.scaling), seq_len=131072,
+        )  # fmt: skip
+    np.testing.assert_allclose(rec["output"], want, rtol=0, atol=5e-5)
+
+
+def test_mlx_lm_ignores_rope_parameters():
+    """A config.json written by transformers 5.23 keeps the base and the scaling only in
+    rope_parameters; mlx-lm 0.32.2 reads rope_theta / rope_scaling and silently falls back to
+    its defaults: these cases rotate wrongly (errors of order 1), the others by luck right."""
+    wrong = {}
+    for name, case in CASES.items():
+        rec = case["mlx"]["transformers5"]
+        if "output" not in rec:
+            continue
+        want, _ = _hf(case)
+        wrong[name] = float(np.abs(np.array(rec["output"]) - want).max())
+    bad = {n for n, e in wrong.items() if e > 0.1}
+    assert bad == {"llama-3.1", "llama-linear", "mistral", "qwen2-yarn", "phi3-longrope"}
+    assert min(wrong[n] for n in bad) > 0.3
+    assert CASES["llama-3.1"]["mlx"]["transformers5"]["base"] == 10000.0  # not 500000
+
+
+# --- vLLM ---------------------------------------------------------------------------------------
+
+
+@values
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_vllm_matches_get_rope(name):
+    """is_neox_style as in vLLM's model file, max_model_len as vLLM derives it, and get_rope's
+    native path with posenc's arguments equal to transformers' rotation."""
+    case = CASES[name]
+    rec = _rec(case, "vllm", "transformers5")
+    got = posenc.vllm_rope(case["config"])
+    if rec["backend"] == "transformers":
+        assert got["backend"] == "transformers" and got["is_neox_style"] is None
+        return
+    assert got["backend"] == "native"
+    assert got["is_neox_style"] == rec["is_neox_style_in_file"]
+    assert got["permute_qk"] == rec["permutes_qk_in_file"]
+    assert got["max_model_len"] == rec["max_model_len"]
+    want, _ = _hf(case)
+    np.testing.assert_allclose(rec["output"], want, rtol=0, atol=5e-5)
+
+
+@values
+def test_yarn_attention_factor_in_every_engine():
+    """engines.md: YaRN's attention factor is 0.1 ln s + 1 in all three; the MLX and vLLM
+    outputs of the record hold it (their rotation equals transformers' with the factor, and
+    differs from the rotation without it by more than the tolerance)."""
+    case = CASES["qwen2-yarn"]
+    layer = posenc.hf.describe(case["config"]).layers[0]
+    s = layer.scaling["factor"]
+    assert math.isclose(layer.attention_factor, 0.1 * math.log(s) + 1, rel_tol=1e-15)
+    want, _ = _hf(case)
+    for out in (_rec(case, "mlx")["output"], _rec(case, "vllm", "transformers5")["output"]):
+        np.testing.assert_allclose(out, want, rtol=0, atol=5e-5)
+        assert np.abs(np.array(out) - want / layer.attention_factor).max() > 1e-2
+
+
+def test_vllm_longrope_takes_the_short_factors_by_default():
+    """vLLM's default max_model_len for LongRoPE is original_max_position_embeddings (4096
+    here), so every position gets the short factors; transformers switches per length."""
+    case = CASES["phi3-longrope"]
+    assert case["vllm"]["transformers5"]["max_model_len"] == 4096
+    assert posenc.vllm_rope(case["config"])["max_model_len"] == 4096
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_explain_engines(name):
+    """The text names the arch, the rope type, each GGUF key with its value, each engine's
+    module; a Scheme gives the same; Scheme.explain ends with it."""
+    cfg = CASES[name]["config"]
+    g, m, v = posenc.gguf_rope(cfg), posenc.mlx_rope(cfg), posenc.vllm_rope(cfg)
+    for lang in ("en", "zh"):
+        text = posenc.explain_engines(cfg, lang)
+        lines = text.splitlines()
+        assert lines[0].startswith(("In llama.cpp / MLX / vLLM", "在 llama.cpp / MLX / vLLM 中"))
+        assert repr(g["arch"]) in lines[1] and g["rope_type"].upper() in lines[1]
+        for key, value in g["metadata"].items():
+            line = next(x for x in lines if x.strip().startswith(key + " = "))
+            shown = line.split(" = ", 1)[1]
+            if isinstance(value, float):
+                assert math.isclose(float(shown), value, rel_tol=1e-5), (line, value)
+            else:
+                assert shown == repr(value), (line, value)
+        assert m["module"] + f"(dims={m['dims']}, traditional={m['traditional']}" in text
+        assert lines[-1].strip().startswith(f"max_model_len = {v['max_model_len']}")
+        if v["backend"] == "native":
+            assert f"is_neox_style={v['is_neox_style']})" in text
+            assert sum("rope_parameters[" in x for x in lines) == len(v["rope_parameters"])
+        assert text == posenc.explain_engines(posenc.hf.describe(cfg), lang)
+        full = posenc.hf.describe(cfg).explain(lang)
+        assert full.endswith("\n" + text) and full.count(lines[0]) == 1
+
+
+def test_explain_has_no_engine_section_without_a_verified_row():
+    """Scheme.explain of a model type outside ENGINE_ROWS says nothing about the engines."""
+    cfg = {**CASES["qwen3"]["config"], "model_type": "qwen3_moe"}
+    assert "qwen3_moe" not in posenc.engines.ENGINE_ROWS
+    for lang in ("en", "zh"):
+        text = posenc.hf.describe(cfg).explain(lang)
+        assert "llama.cpp" not in text and "vLLM" not in text
+
+
+def test_explain_engines_shortens_long_lists():
+    """LongRoPE's factor lists are shown by their ends and their length, never in full."""
+    text = posenc.explain_engines(CASES["phi3-longrope"]["config"])
+    sc = posenc.vllm_rope(CASES["phi3-longrope"]["config"])["rope_parameters"]
+    n, first, last = len(sc["long_factor"]), sc["long_factor"][0], sc["long_factor"][-1]
+    assert n > 4
+    assert f"rope_parameters['long_factor'] = [{first!r}, ..., {last!r}] ({n} values)" in text
+    assert max(len(x) for x in text.splitlines()) <= 80
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [posenc.gguf_rope, posenc.mlx_rope, posenc.vllm_rope])
+def test_refusals(fn):
+    with pytest.raises(TypeError, match="config"):
+        fn("config.json")
+    bert = {"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4,
+            "num_hidden_layers": 2}  # fmt: skip
+    with pytest.raises(ValueError, match="model_type"):
+        fn(bert)
+    with pytest.raises(ValueError, match="model_type"):
+        fn({**CASES["qwen3"]["config"], "model_type": "qwen2_moe"})
+
+
+def test_engine_conventions_refusals():
+    with pytest.raises(TypeError, match="model_type"):
+        posenc.engine_conventions(3)
+    with pytest.raises(ValueError, match="model_type"):
+        posenc.engine_conventions("bert")
