@@ -381,9 +381,10 @@ def test_tmrope_rotation_is_mrope(omni):
         rope_parameters={"rope_type": "default", "rope_theta": 100.0, "mrope_section": [2, 3, 3]},
     )  # fmt: skip
     rotary = modeling.Qwen2_5OmniRotaryEmbedding(text_cfg)
-    ids = torch.from_numpy(posenc.tmrope_position_ids(OMNI[:1], position_id_per_seconds=2))
+    # as_tensor, not from_numpy: on the device under test, with q (the cuda leg)
+    ids = torch.as_tensor(posenc.tmrope_position_ids(OMNI[:1], position_id_per_seconds=2))
     q = _randn(1, 2, ids.shape[-1], 16, seed=4)
-    inv = torch.from_numpy(posenc.rope_frequencies(16, base=100.0)[0])
+    inv = torch.as_tensor(posenc.rope_frequencies(16, base=100.0)[0])
     freqs = ids[..., None].double() * inv  # float64 angles into HF's own band layout
     cos = rotary.recomposition_frequencies(freqs.cos())
     sin = rotary.recomposition_frequencies(freqs.sin())
