@@ -83,14 +83,14 @@ def _trained_rotation(out):
     """Negative ids: the trained frequencies (what P4 - 8 turns by with seq_len None)."""
     spec = DYNAMIC.layer(0)
     want = posenc.apply_rope(
-        X(), torch.from_numpy(P4 - 8), base=spec.base, pairing=spec.pairing, scaling=spec.scaling
+        X(), torch.as_tensor(P4 - 8), base=spec.base, pairing=spec.pairing, scaling=spec.scaling
     )
     torch.testing.assert_close(out, want, rtol=0, atol=1e-6)
     return True
 
 
 def _same_as_int64(out):
-    torch.testing.assert_close(out, DYNAMIC.rotate(X(), torch.from_numpy(LONG_IDS)), rtol=0, atol=0)
+    torch.testing.assert_close(out, DYNAMIC.rotate(X(), torch.as_tensor(LONG_IDS)), rtol=0, atol=0)
     return True
 
 
@@ -399,10 +399,10 @@ SPECS = [
                     ),
                 },
             ),
-            _dyn("negative", lambda: torch.from_numpy(P4 - 8), Works(_trained_rotation)),
+            _dyn("negative", lambda: torch.as_tensor(P4 - 8), Works(_trained_rotation)),
             _dyn("np-negative", lambda: P4 - 8, Works(lambda o: _trained_rotation(o))),
             _dyn(
-                "uint64", lambda: torch.from_numpy(LONG_IDS).to(torch.uint64), Works(_same_as_int64)
+                "uint64", lambda: torch.as_tensor(LONG_IDS).to(torch.uint64), Works(_same_as_int64)
             ),
             _dyn("np-uint64", lambda: LONG_IDS.astype(np.uint64), Works(_same_as_int64)),
             lazy(

@@ -1018,7 +1018,7 @@ def test_mla_softmax_scale_is_computed_for_the_config(mscale_all_dim, multiplier
     assert f"{g * g:.4g}" == f"{multiplier:.4g}" and f"× {multiplier:.4g}" in line
     scale = posenc.mla_softmax_scale(128, 64, scaling=cfg["rope_scaling"])
     assert f"{scale:.6g}" in line
-    modeling = pytest.importorskip("transformers.models.deepseek_v3.modeling_deepseek_v3")
+    modeling = require("transformers.models.deepseek_v3.modeling_deepseek_v3")
     want = modeling.yarn_apply_mscale({**cfg["rope_scaling"], "rope_type": "yarn"}, 192**-0.5)
     assert math.isclose(scale, want, rel_tol=1e-12)
     # no mscale_all_dim, or no MLA: no such line

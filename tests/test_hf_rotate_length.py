@@ -16,8 +16,9 @@ import pytest
 
 import posenc
 import posenc.hf as hf
+from ci_rule import require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 BASE = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2}
 DYNAMIC = {
@@ -67,7 +68,7 @@ def schemes():
 @pytest.fixture(scope="module")
 def transformers_rotary():
     """transformers' own rotary module for each config (a fresh one per call: it keeps state)."""
-    transformers = pytest.importorskip("transformers")
+    transformers = require("transformers")
     from transformers.models.llama import modeling_llama
     from transformers.models.phi3 import modeling_phi3
 
@@ -91,11 +92,11 @@ def test_rotate_equals_transformers_at_every_length(schemes, transformers_rotary
     ids = IDS[label]
     x = _x(len(ids))
     rotary, apply = transformers_rotary(rope_type)
-    q = torch.from_numpy(x)
-    cos, sin = rotary(q.float(), torch.tensor(ids))
+    q = torch.as_tensor(x)  # on the device under test (the cuda leg too)
+    cos, sin = rotary.to(q.device)(q.float(), torch.tensor(ids))
     want, _ = apply(q.float(), q.float(), cos, sin)
-    for got in (scheme.rotate(x, np.array(ids)), scheme.rotate(q, torch.tensor(ids)).numpy()):
-        np.testing.assert_allclose(got, want.double().numpy(), rtol=0, atol=2e-5)
+    for got in (scheme.rotate(x, np.array(ids)), scheme.rotate(q, torch.tensor(ids)).cpu().numpy()):
+        np.testing.assert_allclose(got, want.double().cpu().numpy(), rtol=0, atol=2e-5)
 
 
 @pytest.mark.parametrize("rope_type", list(CONFIGS))
@@ -106,8 +107,8 @@ def test_negative_and_short_ids_keep_the_trained_frequencies(schemes, rope_type)
         ids = np.array(IDS[label])
         want = _trained(scheme, x, ids)
         np.testing.assert_allclose(scheme.rotate(x, ids), want, rtol=0, atol=1e-13)
-        got = scheme.rotate(torch.from_numpy(x), torch.from_numpy(ids))
-        np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=1e-13)
+        got = scheme.rotate(torch.as_tensor(x), torch.as_tensor(ids))
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=0, atol=1e-13)
     # past the trained length the frequencies change (else the test above proves nothing)
     long = np.array(IDS["long"])
     assert not np.allclose(scheme.rotate(x, long), _trained(scheme, x, long), atol=1e-6)
@@ -116,14 +117,14 @@ def test_negative_and_short_ids_keep_the_trained_frequencies(schemes, rope_type)
 @pytest.mark.parametrize("rope_type", list(CONFIGS))
 def test_every_integer_dtype_gives_the_int64_rotation(schemes, rope_type):
     scheme = schemes[rope_type]
-    x = torch.from_numpy(_x())
+    x = torch.as_tensor(_x())
     ids = torch.tensor(IDS["long"])
     want = scheme.rotate(x, ids)
     for dtype in (torch.uint8, torch.int16, torch.int32, torch.uint32, torch.uint64):
         torch.testing.assert_close(scheme.rotate(x, ids.to(dtype)), want, rtol=0, atol=0)
-    want_np = scheme.rotate(x.numpy(), np.array(IDS["long"]))
+    want_np = scheme.rotate(x.cpu().numpy(), np.array(IDS["long"]))
     for dtype in (np.uint64, np.int32, np.uint16):
-        got = scheme.rotate(x.numpy(), np.array(IDS["long"], dtype=dtype))
+        got = scheme.rotate(x.cpu().numpy(), np.array(IDS["long"], dtype=dtype))
         np.testing.assert_array_equal(got, want_np)
 
 
@@ -147,7 +148,7 @@ def test_meta_tensors_give_a_meta_result(schemes, rope_type):
     ids=["np-2**53", "np-uint64-2**63", "np-float-2**60", "torch-2**53", "torch-uint64-2**63"],
 )
 def test_ids_past_2_53_are_refused_by_name(schemes, rope_type, ids):
-    x = _x() if isinstance(ids, np.ndarray) else torch.from_numpy(_x())
+    x = _x() if isinstance(ids, np.ndarray) else torch.as_tensor(_x())
     with pytest.raises(ValueError, match=r"position_ids must be < 2\*\*53") as info:
         schemes[rope_type].rotate(x, ids)
     assert "seq_len" not in str(info.value)
