@@ -67,6 +67,10 @@ _TEXT = {
         "layers": "Layers: {n}",
         "group": "Layers {which} ({layer_type}):",
         "nope": "Layers {which} ({layer_type}): no rotation (NoPE)",
+        "temperature": (
+            "attention temperature (queries only): q × (1 + {a:g}·log1p(floor((p + 1) / {s}))), "
+            "p the cache position (arange(seq) + tokens already cached); keys unscaled"
+        ),
         "call": "posenc call:",
         "pitfalls": "Pitfalls:",
         "notes": "Quirks of {model_type}:",
@@ -92,6 +96,10 @@ _TEXT = {
         "layers": "层数：{n}",
         "group": "第 {which} 层（{layer_type}）：",
         "nope": "第 {which} 层（{layer_type}）：不旋转（NoPE）",
+        "temperature": (
+            "注意力温度（只乘在查询上）：q × (1 + {a:g}·log1p(floor((p + 1) / {s})))，p 为缓存位置"
+            "（arange(seq) 加上已缓存的词元数）；键不缩放"
+        ),
         "call": "posenc 调用：",
         "pitfalls": "移植要点：",
         "notes": "{model_type} 的特别之处：",
@@ -160,6 +168,11 @@ def posenc_call(scheme: SchemeLike, layer: int = 0) -> str:
             "described for it (see Scheme.notes)"
         )
     spec = scheme.layer(layer)
+    if spec.kind == "nope" and spec.query_temperature is not None:
+        return (
+            f"posenc.hf.describe(config).scale_queries(q, cache_position, layer={spec.index})"
+            "  # k unchanged"
+        )
     if spec.kind == "nope":
         return "q, k  # unchanged: a NoPE layer"
     if spec.kind not in ("rope", "mrope"):
@@ -367,7 +380,7 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
         lines.append(t[scheme.applies_to])
     lines.append(t["layers"].format(n=scheme.num_layers))
     for key in ("selected by", "values rotate", "layer_types", "layers", "layer pattern",
-                "NoPE layers"):  # fmt: skip
+                "NoPE layers", "chunked layers"):  # fmt: skip
         if key in scheme.sources:
             lines.append(f"  {key} <- {_source_text(scheme.sources[key], lang)}")
     if conv.kind not in ("rope", "mrope"):
@@ -387,6 +400,7 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
         which = _ranges(indices)
         if layer.kind == "nope":
             lines.append(t["nope"].format(which=which, layer_type=layer.layer_type))
+            lines.extend(_temperature_lines(scheme, layer, lang))
             continue
         if layer.kind not in ("rope", "mrope"):
             continue
@@ -513,6 +527,28 @@ def _engines(scheme: SchemeLike, lang: str) -> list[str]:
         return []
 
 
+def _temperature_lines(scheme: SchemeLike, layer: LayerScheme, lang: str) -> list[str]:
+    """Llama 4's query temperature on a NoPE layer: the formula, its keys, the posenc call."""
+    temp = layer.query_temperature
+    if temp is None:
+        return []
+    t = _TEXT[lang]
+    src = scheme.sources.get("query temperature")
+    lines = [
+        "  "
+        + t["temperature"].format(a=temp["attn_scale"], s=temp["floor_scale"])
+        + (f"  <- {_source_text(src, lang)}" if src else "")
+    ]
+    for name in ("attn_scale", "floor_scale"):
+        where = scheme.sources.get(name)
+        lines.append(
+            f"    {name} = {temp[name]!r}" + (f"  <- {_source_text(where, lang)}" if where else "")
+        )
+    lines.append("  " + t["call"])
+    lines.append("    " + posenc_call(scheme, layer.index))
+    return lines
+
+
 def _source(scheme: SchemeLike, layer: LayerScheme, name: str) -> str | None:
     prefix = "" if layer.layer_type == "full_attention" else f"{layer.layer_type}: "
     alias = {"base": "base", "rope_type": "rope_type", "scaling": "scaling"}
@@ -532,4 +568,4 @@ def _source(scheme: SchemeLike, layer: LayerScheme, name: str) -> str | None:
         return (f"computed from {where}: " if where else "") + f"{formula} (model code)"
     if name == "rotary_dim":
         return scheme.sources.get("rotary_dim") or scheme.sources.get("partial_rotary_factor")
-    return scheme.sources.get(name)
+    return scheme.sources.get(prefix + name) or scheme.sources.get(name)

@@ -100,7 +100,13 @@ _MODELS: dict[str, ModelRow] = {
             "分数仍只依赖偏移。",
         ),
     ),
-    "llama4_text": _M("interleaved", nope="no_rope_layers", nope_interval=4, chunk_rotating=True),
+    "llama4_text": _M(
+        "interleaved",
+        nope="no_rope_layers",
+        nope_interval=4,
+        chunk_rotating=True,
+        query_temperature=True,
+    ),
     "llama4": _M("interleaved", sub_config="text_config"),
 }
 for _mt in (

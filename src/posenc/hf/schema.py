@@ -192,6 +192,10 @@ class ModelRow:
     base_key : str or None
         The config key holding the RoPE base when the config has no ``rope_theta`` or
         ``rope_parameters`` (wav2vec2-conformer: ``rotary_embedding_base``).
+    query_temperature : bool
+        The NoPE layers multiply their queries by ``1 + attn_scale * log1p(floor((p + 1) /
+        floor_scale))`` at cache position ``p`` when ``attn_temperature_tuning`` is true (Llama
+        4's ``Llama4TextAttention``); :meth:`Scheme.scale_queries` applies it.
     nope_interval : int or None
         With ``nope="no_rope_layers"`` and that key empty or missing: every
         ``no_rope_layer_interval``-th layer (default this) is NoPE (Llama 4's config code).
@@ -212,6 +216,7 @@ class ModelRow:
     angle_sign: int = 1
     mrope_default: tuple[int, int, int] | None = None
     nope_interval: int | None = None
+    query_temperature: bool = False
     switch: tuple[str, ModelRow] | None = None
     pattern_other: str = "sliding_attention"
     cross_layers: tuple[str, tuple[int, ...]] | None = None

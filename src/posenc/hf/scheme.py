@@ -12,7 +12,7 @@ from .._array import _describe
 from .explain import explain as explain_text
 from .layer import LayerScheme
 from .registry import TRANSFORMERS_VERSION, as_jsonable
-from .rotate import rotate
+from .rotate import rotate, scale_queries
 from .schema import ROTARY_KINDS
 
 __all__ = ["LayerScheme", "Scheme"]
@@ -223,6 +223,44 @@ class Scheme:
             enough to overflow the dynamic NTK base.
         """
         return rotate(self.layer(layer), x, position_ids, model_type=self.model_type)
+
+    def scale_queries(self, q: Any, positions: Any, *, layer: int = 0) -> Any:
+        """Experimental. ``q`` scaled as layer ``layer``'s attention scales its queries by position
+        (Llama 4's temperature on NoPE layers); ``q`` unchanged where the layer does not.
+
+        Llama 4 with ``attn_temperature_tuning`` multiplies the queries of its NoPE layers by
+        ``1 + attn_scale * log1p(floor((p + 1) / floor_scale))`` (``Llama4TextAttention``,
+        transformers 5.24): 1 for the first ``floor_scale - 1`` positions, about 1.257 at
+        ``p = 100000`` with the shipped ``attn_scale = 0.1``, ``floor_scale = 8192``. The
+        layer's :attr:`LayerScheme.query_temperature` holds the two numbers.
+
+        Parameters
+        ----------
+        q : array or tensor of shape (batch, heads, seq, head_dim)
+            Query heads (NumPy or torch, floating); keys are never scaled.
+        positions : array or tensor
+            The queries' cache positions, ``(batch, seq)`` or ``(seq,)``: what the model uses is
+            ``arange(seq) + past_seen_tokens`` (the length of the cache before this call), not
+            ``position_ids``.
+        layer : int, default 0
+            The layer.
+
+        Returns
+        -------
+        array or tensor
+            Same shape, dtype, library and device as ``q``. The scale is computed in float32 as
+            the model computes it (positions past ``2**24`` round as ``positions.float()``
+            rounds them), the product in the promoted dtype, then cast back to ``q``'s dtype.
+
+        Raises
+        ------
+        TypeError
+            ``q`` not a floating array or tensor; ``positions`` not real numbers or a tensor
+            with a NumPy ``q``.
+        ValueError
+            ``q`` not 4-D or of the wrong head width; ``positions`` of the wrong shape.
+        """
+        return scale_queries(self.layer(layer), q, positions, model_type=self.model_type)
 
 
 def _cos_first(num_embeddings: int, dim: int) -> Any:
