@@ -133,6 +133,32 @@ def _scaled(out):
     return True
 
 
+# DeepSeek-V3.2's DSA indexer (issue 20, goal 4): 16-wide heads, the first 8 features rotate
+V32 = posenc.hf.describe(
+    {
+        "model_type": "deepseek_v32",
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "num_hidden_layers": 2,
+        "qk_nope_head_dim": 8,
+        "qk_rope_head_dim": 8,
+        "index_head_dim": 16,
+    }
+)
+
+
+def _rotate_indexer(x, position_ids):
+    return V32.rotate_indexer(x, position_ids)
+
+
+def _indexer_rotation(out):
+    """The first 8 features turned as posenc.apply_rope turns them, the last 8 untouched."""
+    want = posenc.apply_rope(X(), torch.as_tensor(P4), base=10000.0, pairing="half", rotary_dim=8)
+    torch.testing.assert_close(out, want, rtol=1e-6, atol=1e-6)
+    assert torch.equal(out[..., 8:], X()[..., 8:])
+    return True
+
+
 def _key(label, key, value, expect):
     return Case("config", label, _cfg(**{key: value}), expect)
 
@@ -520,6 +546,55 @@ SPECS = [
                     "negative": Same(0),  # layer -2: layer 2 rotates, its queries unscaled
                     "+rotating": Case("layer", "rotating", 0, Works(lambda o: torch.equal(o, X()))),
                     "+past-end": Case("layer", "past-end", 4, bad_value("layer")),
+                },
+            ),
+        ],
+    ),
+    Spec(
+        "posenc.hf.Scheme.rotate_indexer",
+        _rotate_indexer,
+        {"x": X(), "position_ids": P4},
+        [
+            Case("x", "rotation", X(), Works(_indexer_rotation)),
+            *x_cases(
+                "x",
+                X,
+                numpy_ok=True,
+                overrides={
+                    "empty-seq": None,
+                    "+empty-seq": lazy(
+                        "x",
+                        "empty-seq",
+                        lambda: X()[..., :0, :],
+                        Works(is_empty),
+                        position_ids=np.arange(0),
+                    ),
+                    "meta": Either(Same(X, meta=True), bad_value("x", "position_ids")),
+                    "+rank-3": lazy("x", "rank-3", lambda: X()[0], bad_value("x")),
+                    "+other-head_dim": lazy(
+                        "x", "other-head_dim", lambda: X()[..., :8], bad_value("x")
+                    ),
+                },
+            ),
+            *positions_cases(
+                "position_ids",
+                P4,
+                empty=bad_value("position_ids"),
+                overrides={
+                    "np-int64-scalar": bad_value("position_ids"),
+                    "np-0d": bad_value("position_ids"),
+                    "torch-0d": bad_value("position_ids"),
+                    "torch-meta": bad_value("position_ids"),
+                    "+wrong-seq": Case(
+                        "position_ids", "wrong-seq", np.arange(5), bad_value("position_ids")
+                    ),
+                    "+torch-with-numpy-x": lazy(
+                        "position_ids",
+                        "torch-with-numpy-x",
+                        lambda: torch.arange(4),
+                        bad_type("position_ids"),
+                        x=X().cpu().numpy(),
+                    ),
                 },
             ),
         ],

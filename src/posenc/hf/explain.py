@@ -82,6 +82,10 @@ _TEXT = {
         ),
         "norotate": "Positions: {kind} (no rotation of q and k).",
         "qkv": "Rotates: queries, keys and values (values rotate too, by the same angles).",
+        "indexer": (
+            "DSA lightning indexer, in every layer (its own q and k heads, the FIRST rotary_dim "
+            "features rotated with the attention's cos and sin):"
+        ),
         "hidden": (
             "Rotates: the hidden states split into heads, before W_q and W_k (the same rotated "
             "states feed both projections; values are not rotated)."
@@ -111,6 +115,10 @@ _TEXT = {
         ),
         "norotate": "位置：{kind}（不旋转 q 与 k）。",
         "qkv": "旋转对象：查询、键与值（值向量也按相同角度旋转）。",
+        "indexer": (
+            "DSA 闪电索引器，每层都有（自己的 q、k 头，用注意力的 cos 与 sin 旋转其前 rotary_dim "
+            "个特征）："
+        ),
         "hidden": (
             "旋转对象：分头后的隐藏状态，在 W_q 与 W_k 之前（同一份旋转后的状态送入两个投影；"
             "值向量不旋转）。"
@@ -167,7 +175,20 @@ def posenc_call(scheme: SchemeLike, layer: int = 0) -> str:
             f"model_type {scheme.model_type!r} is unknown to posenc.hf: no posenc call is "
             "described for it (see Scheme.notes)"
         )
-    spec = scheme.layer(layer)
+    return _call_for(scheme, scheme.layer(layer))
+
+
+def _call_for(scheme: SchemeLike, spec: LayerScheme) -> str:
+    """The posenc call of one layer's parameters (a layer of the scheme, or its indexer)."""
+    if spec.layer_type == "indexer":
+        if spec.pairing == "half":
+            return (
+                f"posenc.apply_rope(x, position_ids, base={_num(spec.base)}, pairing='half', "
+                f"rotary_dim={spec.rotary_dim}"
+                + (f", scaling={dict(spec.scaling)!r}" if spec.scaling else "")
+                + ")  # x = the indexer's q or k heads"
+            )
+        return "posenc.hf.describe(config).rotate_indexer(x, position_ids)"
     if spec.kind == "nope" and spec.query_temperature is not None:
         return (
             f"posenc.hf.describe(config).scale_queries(q, cache_position, layer={spec.index})"
@@ -417,6 +438,7 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
             )
         lines.append("  " + t["call"])
         lines.append("    " + posenc_call(scheme, layer.index))
+    lines.extend(_indexer_lines(scheme, lang))
     pits = pitfalls(scheme, lang)
     if pits:
         lines.append(t["pitfalls"])
@@ -499,7 +521,23 @@ def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
         "pitfalls": pitfalls(scheme, lang),
         "notes": list(scheme.notes if lang == "en" else scheme.notes_zh),
         "ignored_keys": list(scheme.ignored_keys),
+        "indexer": _indexer_dict(scheme, lang),
     }
+
+
+def _indexer_dict(scheme: SchemeLike, lang: str) -> dict[str, Any] | None:
+    """The DSA indexer's fields, their sources and its call (None: no indexer)."""
+    spec = getattr(scheme, "indexer", None)
+    if spec is None:
+        return None
+    fields = spec.to_dict()
+    fields.pop("index")
+    sources = {
+        name: _source_text(src, lang)
+        for name in _FIELDS
+        if fields.get(name) is not None and (src := _source(scheme, spec, name))
+    }
+    return {**fields, "sources": sources, "call": _call_for(scheme, spec)}
 
 
 def _range_pairs(indices: list[int]) -> list[list[int]]:
@@ -525,6 +563,26 @@ def _engines(scheme: SchemeLike, lang: str) -> list[str]:
         return explain_engines(scheme, lang).splitlines()
     except ValueError:
         return []
+
+
+def _indexer_lines(scheme: SchemeLike, lang: str) -> list[str]:
+    """DeepSeek-V3.2's lightning indexer: its fields, their sources and its posenc call."""
+    spec = getattr(scheme, "indexer", None)
+    if spec is None:
+        return []
+    t = _TEXT[lang]
+    lines = [t["indexer"]]
+    for name in ("pairing", "slot", "head_dim", "rotary_dim", "base", "rope_type", "scaling"):
+        value = getattr(spec, name)
+        if value is None:
+            continue
+        if name == "scaling":
+            value = dict(value)
+        src = _source(scheme, spec, name)
+        lines.append(f"  {name} = {value!r}" + (f"  <- {_source_text(src, lang)}" if src else ""))
+    lines.append("  " + t["call"])
+    lines.append("    " + _call_for(scheme, spec))
+    return lines
 
 
 def _temperature_lines(scheme: SchemeLike, layer: LayerScheme, lang: str) -> list[str]:

@@ -379,7 +379,35 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow) -> Scheme:
         row.notes_zh,
         tuple(sorted(ignored)),
         applies_to=applies_to,
+        indexer=_indexer(cfg, row, per_type, sources),
     )
+
+
+def _indexer(
+    cfg: Config,
+    row: ModelRow,
+    per_type: Mapping[tuple[str, int], LayerScheme],
+    sources: dict[str, str],
+) -> LayerScheme | None:
+    """The DSA lightning indexer (DeepSeek-V3.2, GLM-MoE-DSA): the attention's frequencies on
+    the first ``rotary_dim`` features of ``index_head_dim``-wide heads, in the row's pairing."""
+    if row.indexer is None:
+        return None
+    main = next(iter(per_type.values()), None)
+    if main is None:  # no layer rotates
+        return None
+    width = cfg.int("index_head_dim")
+    if width is None:
+        raise ValueError(f"{cfg.name('index_head_dim')} must be an int, got none")
+    rot = int(main.rotary_dim or 0)
+    if width < rot:
+        raise ValueError(
+            f"{cfg.name('index_head_dim')} must be at least the rotated width {rot} "
+            f"(qk_rope_head_dim), got {width}"
+        )
+    sources["indexer: head_dim"] = _origin_text(cfg, "index_head_dim")
+    sources["indexer: pairing"] = "model code (the indexer's own apply function)"
+    return replace(main, layer_type="indexer", pairing=row.indexer, slot="head", head_dim=width)
 
 
 def _query_temperature(

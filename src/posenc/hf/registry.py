@@ -133,7 +133,6 @@ for _mt in (
     "axk1",
     "axk2",
     "deepseek_v3",
-    "deepseek_v32",
     "glm4_moe_lite",
     "youtu",
     "minicpm3",
@@ -247,14 +246,39 @@ _MODELS["deepseek_v2"] = _M(
         "不同于 DeepSeek-V3 的 rotate_half 或先重排再 rotate_half 的做法。",
     ),
 )
-for _mt in ("bailing_hybrid", "glm_moe_dsa", "longcat_flash", "mistral_large4_text"):
-    # their attention always calls apply_rotary_pos_emb_interleave (no config switch)
+_DSA_EN = (
+    "Every layer also runs the DSA lightning indexer (DeepseekV32Indexer), which picks the "
+    "keys the attention reads: its own q and k heads of index_head_dim features, the FIRST "
+    "qk_rope_head_dim of them rotated in rotate_half pairs with the attention's cos and sin, "
+    "while the attention rotates the LAST ones in interleaved pairs (Scheme.indexer, "
+    "Scheme.rotate_indexer).",
+)
+_DSA_ZH = (
+    "每层还运行 DSA 闪电索引器（DeepseekV32Indexer），由它挑出注意力要读的键：它有自己的 q、k 头，"
+    "宽 index_head_dim，其中前 qk_rope_head_dim 个特征用注意力的 cos 与 sin 按 rotate_half 配对旋转，"
+    "而注意力旋转的是最后 qk_rope_head_dim 个特征、按交错配对（Scheme.indexer、"
+    "Scheme.rotate_indexer）。",
+)
+for _mt in (
+    "bailing_hybrid",
+    "deepseek_v32",
+    "glm_moe_dsa",
+    "longcat_flash",
+    "mistral_large4_text",
+):
+    # their attention always calls apply_rotary_pos_emb_interleave (no config switch); the DSA
+    # indexer of DeepSeek-V3.2 rotates the FIRST qk_rope_head_dim features of its own q and k
+    # heads in rotate_half pairs (apply_rotary_pos_emb). GLM-MoE-DSA's indexer (interleaved
+    # pairs, run only by its "full" indexer layers) is not described yet
     _MODELS[_mt] = _M(
         "mla",
         pairing="deinterleave",
         dim_key="qk_rope_head_dim",
         head_dim_key=("qk_nope_head_dim", "qk_rope_head_dim"),
         nope="no_rope_layers" if _mt == "mistral_large4_text" else None,
+        indexer="half" if _mt == "deepseek_v32" else None,
+        notes_en=_DSA_EN if _mt == "deepseek_v32" else (),
+        notes_zh=_DSA_ZH if _mt == "deepseek_v32" else (),
     )
 _MODELS["mistral_large4"] = _M("mla", sub_config="text_config")
 for _mt in ("bloom", "mpt"):

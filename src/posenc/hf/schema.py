@@ -192,6 +192,11 @@ class ModelRow:
     base_key : str or None
         The config key holding the RoPE base when the config has no ``rope_theta`` or
         ``rope_parameters`` (wav2vec2-conformer: ``rotary_embedding_base``).
+    indexer : str or None
+        The pairing of a DeepSeek Sparse Attention indexer that every attention layer has
+        (``"half"``: DeepSeek-V3.2): its own q and k heads,
+        ``index_head_dim`` wide, rotated on their FIRST ``qk_rope_head_dim`` features with the
+        attention's frequencies (:attr:`Scheme.indexer`). None: no indexer.
     query_temperature : bool
         The NoPE layers multiply their queries by ``1 + attn_scale * log1p(floor((p + 1) /
         floor_scale))`` at cache position ``p`` when ``attn_temperature_tuning`` is true (Llama
@@ -217,6 +222,7 @@ class ModelRow:
     mrope_default: tuple[int, int, int] | None = None
     nope_interval: int | None = None
     query_temperature: bool = False
+    indexer: str | None = None
     switch: tuple[str, ModelRow] | None = None
     pattern_other: str = "sliding_attention"
     cross_layers: tuple[str, tuple[int, ...]] | None = None
