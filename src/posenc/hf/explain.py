@@ -436,6 +436,11 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
             lines.append(
                 f"  {name} = {value!r}" + (f"  <- {_source_text(src, lang)}" if src else "")
             )
+            if name == "scaling":
+                lines.extend(
+                    f"    scaling[{key!r}] = {value[key]!r}  <- {_source_text(src, lang)}"
+                    for key, src in _scaling_sources(scheme, layer).items()
+                )
         lines.append("  " + t["call"])
         lines.append("    " + posenc_call(scheme, layer.index))
     lines.extend(_indexer_lines(scheme, lang))
@@ -492,6 +497,8 @@ def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
             for name in _FIELDS
             if fields.get(name) is not None and (src := _source(scheme, layer, name))
         }
+        for key, src in _scaling_sources(scheme, layer).items():
+            sources[f"scaling['{key}']"] = _source_text(src, lang)
         rotary = layer.kind in ("rope", "mrope", "nope")
         out_groups.append(
             {
@@ -607,6 +614,26 @@ def _temperature_lines(scheme: SchemeLike, layer: LayerScheme, lang: str) -> lis
     return lines
 
 
+# keys of a scaling dict that a config may fill from elsewhere than the dict itself (Phi-3: the
+# factor from max_position_embeddings / original_max_position_embeddings, the original length
+# from the top-level key)
+_SCALING_KEYS = ("factor", "original_max_position_embeddings")
+
+
+def _scaling_sources(scheme: SchemeLike, layer: LayerScheme) -> dict[str, str]:
+    """The keys of ``layer.scaling`` whose value came from elsewhere than the scaling's own dict,
+    with where they came from."""
+    scaling = layer.scaling or {}
+    where = _source(scheme, layer, "scaling") or ""
+    prefix = "" if layer.layer_type == "full_attention" else f"{layer.layer_type}: "
+    out = {}
+    for key in _SCALING_KEYS:
+        src = scheme.sources.get(prefix + key) or scheme.sources.get(key)
+        if key in scaling and src and src != f"{where}['{key}']":
+            out[key] = src
+    return out
+
+
 def _source(scheme: SchemeLike, layer: LayerScheme, name: str) -> str | None:
     prefix = "" if layer.layer_type == "full_attention" else f"{layer.layer_type}: "
     alias = {"base": "base", "rope_type": "rope_type", "scaling": "scaling"}
@@ -623,7 +650,7 @@ def _source(scheme: SchemeLike, layer: LayerScheme, name: str) -> str | None:
         formula = _ATTENTION_FORMULA.get(rope_type)
         if formula is None:
             return "1 (model code)"
-        return (f"computed from {where}: " if where else "") + f"{formula} (model code)"
+        return "computed from scaling: " + f"{formula} (model code)"
     if name == "rotary_dim":
         return scheme.sources.get("rotary_dim") or scheme.sources.get("partial_rotary_factor")
     return scheme.sources.get(prefix + name) or scheme.sources.get(name)

@@ -86,7 +86,29 @@ _MODELS: dict[str, ModelRow] = {
     "cohere2": _M(
         "interleaved", nope="full_attention", pattern=("sliding_window_pattern", 4, False)
     ),
-    "qwen2_vl": _M("mrope", sub_config="text_config"),
+    "qwen2_vl": _M(
+        "mrope",
+        sub_config="text_config",
+        notes_en=(
+            "A port must build the (3, batch, seq) position ids as Qwen2VLModel.get_rope_index "
+            "does (transformers 5.24, models/qwen2_vl/modeling_qwen2_vl.py): text tokens count "
+            "up on all three axes; an image or video of t x h x w patches takes t * (h/m) * "
+            "(w/m) tokens, m = config['vision_config']['spatial_merge_size'], whose height and "
+            "width ids start at the current position; the text after it resumes max(h, w)/m "
+            "further on; rope_deltas (largest id + 1 - length) is kept and added to the cache "
+            "position while decoding. mrope_section gives the pairs to t, h and w; the vision "
+            "encoder (vision_config) has its own 2-D rotary, not described here.",
+        ),
+        notes_zh=(
+            "移植时须按 Qwen2VLModel.get_rope_index（transformers 5.24，"
+            "models/qwen2_vl/modeling_qwen2_vl.py）构造形状为 (3, batch, seq) 的位置编号：文本词元在"
+            "三个轴上一起递增；t x h x w 个图块的图像或视频占 t * (h/m) * (w/m) 个词元，"
+            "m = config['vision_config']['spatial_merge_size']，其高、宽编号从当前位置起算；其后的"
+            "文本从 max(h, w)/m 之后接着编号；rope_deltas（最大编号 + 1 - 长度）会保存下来，"
+            "解码时加到缓存位置上。mrope_section 把各频率对分给 t、h、w；视觉编码器"
+            "（vision_config）有自己的二维旋转位置编码，此处不描述。",
+        ),
+    ),
     "qwen2_vl_text": _M("mrope", mrope_default=(16, 24, 24)),
     "nanochat": _M(
         "llama",

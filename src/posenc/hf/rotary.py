@@ -374,11 +374,15 @@ def rotary_layer(
             sources[prefix + "original_max_position_embeddings"] = (
                 f"{cfg.name('max_position_embeddings')} (dynamic NTK reads it, model code)"
                 if rope_type == "dynamic"
-                else entry.origins.get("original_max_position_embeddings", where)
+                else entry.origins.get(
+                    "original_max_position_embeddings",
+                    f"{where}['original_max_position_embeddings']",
+                )
             )
         if "factor" in scaling and "factor" not in params:
             sources[prefix + "factor"] = (
-                "max_position_embeddings / original_max_position_embeddings (model code)"
+                f"{cfg.name('max_position_embeddings')} / "
+                f"{sources[prefix + 'original_max_position_embeddings']} (model code)"
             )
         if rope_type in ("yarn", "longrope"):
             sources[prefix + "attention_factor"] = (
