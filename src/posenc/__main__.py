@@ -137,6 +137,12 @@ def _explain(args: argparse.Namespace) -> int:
 
     try:
         scheme = posenc.hf.describe(config)
+        if scheme.kind == "unknown" and args.lang == "zh":
+            return _fail(
+                f"{path}：posenc.hf 不描述 model_type {scheme.model_type!r}（它认识 "
+                f"{len(posenc.hf.MODELS)} 个经过验证的模型类型，见 {_EXPLAIN} --list）。"
+                + "".join(scheme.notes_zh)
+            )
         if scheme.kind == "unknown":
             return _fail(
                 f"{path}: model_type {scheme.model_type!r} is not described by posenc.hf "

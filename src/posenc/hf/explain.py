@@ -67,6 +67,7 @@ _TEXT = {
         "layers": "Layers: {n}",
         "group": "Layers {which} ({layer_type}):",
         "nope": "Layers {which} ({layer_type}): no rotation (NoPE)",
+        "none": "Layers {which} ({layer_type}): no positions (their attention takes none)",
         "temperature": (
             "attention temperature (queries only): q × (1 + {a:g}·log1p(floor((p + 1) / {s}))), "
             "p the cache position (arange(seq) + tokens already cached); keys unscaled"
@@ -100,6 +101,7 @@ _TEXT = {
         "layers": "层数：{n}",
         "group": "第 {which} 层（{layer_type}）：",
         "nope": "第 {which} 层（{layer_type}）：不旋转（NoPE）",
+        "none": "第 {which} 层（{layer_type}）：没有位置信息（这些层的注意力不使用位置）",
         "temperature": (
             "注意力温度（只乘在查询上）：q × (1 + {a:g}·log1p(floor((p + 1) / {s})))，p 为缓存位置"
             "（arange(seq) 加上已缓存的词元数）；键不缩放"
@@ -365,17 +367,85 @@ def pitfalls(scheme: SchemeLike, lang: str = "en") -> list[str]:
 
 
 # --- where a value came from, in Chinese: the English forms read.py writes --------------------
-_SOURCE_ZH = (
-    (re.compile(r"\(absent: (\S+)'s default\)"), r"（文件中没有：\1 的默认值）"),
-    (re.compile(r"\(model code's default; no ([^)]*)\)"), r"（模型代码的默认值；没有 \1）"),
-    (re.compile(r"(\S+)'s default rope_parameters"), r"\1 的默认 rope_parameters"),
-    (re.compile(r"(\S+)'s default base"), r"\1 的默认 base"),
-    (re.compile(r"(\S+)'s default"), r"\1 的默认值"),
-    (re.compile(r"rope_type of the entry it updates"), "它所更新条目的 rope_type"),
-    (re.compile(r"computed from"), "计算自"),
-    (re.compile(r" ?\(model code\)$"), "（模型代码）"),
-    (re.compile(r"^model code$"), "模型代码"),
+_SOURCE_ZH = tuple(
+    (re.compile(pattern), repl)
+    for pattern, repl in (
+        (r"\(absent: false, model code\)", "（文件中没有：视为 false，模型代码）"),
+        (r"\(absent: (\S+)'s default\)", r"（文件中没有：\1 的默认值）"),
+        (r" ?\(model code's default; no ([^)]*)\)", r"（模型代码的默认值；没有 \1）"),
+        (r" ?\(model code's default ([^)]*)\)", r"（模型代码的默认值 \1）"),
+        (r"^from the factor \(model code's (\S+) formula\)", r"由 factor 按模型代码的 \1 公式算出"),
+        (r" ?\(dynamic NTK reads it, model code\)", "（动态 NTK 读取它，模型代码）"),
+        (
+            r" ?\(fixed by the model's code, whatever the config says\)",
+            "（由模型代码固定，与配置无关）",
+        ),
+        (r"^one full layer in every (\d+)", r"每 \1 层中一层是全注意力层"),
+        (r"^the layers that rotate, (.*) set", r"旋转的层（已设置 \1）"),
+        (r" updated with (config\S*)", r"（经 \1 更新）"),
+        (r"'(\w+)' read as '(\w+)' \(config class\)", r"'\1' 被读作 '\2'（配置类）"),
+        (r"^default \(no rope_type key\)", "default（没有 rope_type 键）"),
+        (r"^default (.*) \(model code\)$", r"默认值 \1（模型代码）"),
+        (r"\(default (\S+)\)$", r"（默认值 \1）"),
+        (r"^full_attention layers \(model code\)", "full_attention 层（模型代码）"),
+        (
+            r"^model code \(its attention rotates the first heads only\)",
+            "模型代码（其注意力只旋转前几个头）",
+        ),
+        (r"^model code \(pairs alternate row, column\)", "模型代码（频率对按行、列交替）"),
+        (r"^model code \(the indexer's own apply function\)", "模型代码（索引器自己的旋转函数）"),
+        (
+            r"^head_dim: (\S+) is not read by (\S+)'s default RoPE \(model code\)",
+            r"head_dim：\2 的默认 RoPE 不读取 \1（模型代码）",
+        ),
+        (r" = False: every layer$", " = False：所有层"),
+        (
+            r" = 'dynamic' with 'alpha': NTK-alpha, static",
+            " = 'dynamic' 且有 'alpha'：NTK-alpha，静态",
+        ),
+        (r" ignored: (\S+) keeps ", r" 被忽略：\1 保留"),
+        (r"(\S+)'s default rope_parameters", r"\1 的默认 rope_parameters"),
+        (r"(\S+)'s default base", r"\1 的默认 base"),
+        (r"(\S+)'s default", r"\1 的默认值"),
+        (r"rope_type of the entry it updates", "它所更新条目的 rope_type"),
+        (r"^computed from scaling: ", "由 scaling 计算："),
+        (r" ?\(model code\)", "（模型代码）"),
+        (r"^model code$", "模型代码"),
+    )
 )
+
+# the labels of the scheme-wide sources, in Chinese
+_LABEL_ZH = {
+    "selected by": "选择依据",
+    "values rotate": "值向量也旋转",
+    "layers": "层数",
+    "layer pattern": "层的排列",
+    "NoPE layers": "NoPE 层",
+    "chunked layers": "分块注意力层",
+    "cross-attention layers": "交叉注意力层",
+}
+
+# the comments of the posenc calls, in Chinese
+_CALL_ZH = (
+    ("  # unchanged: a NoPE layer", "  # 不变：NoPE 层"),
+    ("  # k unchanged", "  # k 不变"),
+    ("  # decoder: bidirectional=False", "  # 解码器：bidirectional=False"),
+    ("  # x = q, k and v alike", "  # x 为 q、k、v，一样旋转"),
+    (
+        "  # h = hidden states as (batch, heads, seq, head_dim), before W_q, W_k",
+        "  # h 为隐藏状态，形状 (batch, heads, seq, head_dim)，在 W_q、W_k 之前",
+    ),
+    ("  # x = the indexer's q or k heads", "  # x 为索引器的 q 或 k 头"),
+    ("no positions in attention", "注意力中没有位置"),
+    (": no posenc function", "：没有对应的 posenc 函数"),
+)
+
+
+def _call_text(call: str, lang: str) -> str:
+    if lang == "zh":
+        for en, zh in _CALL_ZH:
+            call = call.replace(en, zh)
+    return call
 
 
 def _source_text(src: str, lang: str) -> str:
@@ -401,9 +471,10 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
         lines.append(t[scheme.applies_to])
     lines.append(t["layers"].format(n=scheme.num_layers))
     for key in ("selected by", "values rotate", "layer_types", "layers", "layer pattern",
-                "NoPE layers", "chunked layers"):  # fmt: skip
+                "NoPE layers", "chunked layers", "cross-attention layers"):  # fmt: skip
         if key in scheme.sources:
-            lines.append(f"  {key} <- {_source_text(scheme.sources[key], lang)}")
+            label = _LABEL_ZH.get(key, key) if lang == "zh" else key
+            lines.append(f"  {label} <- {_source_text(scheme.sources[key], lang)}")
     if conv.kind not in ("rope", "mrope"):
         lines.append(t["norotate"].format(kind=conv.kind))
         for name, value in scheme.fixed.items():
@@ -412,7 +483,7 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
                 f"  {name} = {value!r}" + (f"  <- {_source_text(src, lang)}" if src else "")
             )
         lines.append("  " + t["call"])
-        lines.append("    " + _fixed_call(scheme, conv.kind))
+        lines.append("    " + _call_text(_fixed_call(scheme, conv.kind), lang))
     groups: dict[tuple[Any, ...], list[int]] = {}
     for layer in scheme.layers:
         groups.setdefault(_key(layer), []).append(layer.index)
@@ -422,6 +493,9 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
         if layer.kind == "nope":
             lines.append(t["nope"].format(which=which, layer_type=layer.layer_type))
             lines.extend(_temperature_lines(scheme, layer, lang))
+            continue
+        if layer.kind == "none" and conv.kind in ("rope", "mrope"):
+            lines.append(t["none"].format(which=which, layer_type=layer.layer_type))
             continue
         if layer.kind not in ("rope", "mrope"):
             continue
@@ -442,7 +516,7 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
                     for key, src in _scaling_sources(scheme, layer).items()
                 )
         lines.append("  " + t["call"])
-        lines.append("    " + posenc_call(scheme, layer.index))
+        lines.append("    " + _call_text(posenc_call(scheme, layer.index), lang))
     lines.extend(_indexer_lines(scheme, lang))
     pits = pitfalls(scheme, lang)
     if pits:
@@ -505,7 +579,7 @@ def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
                 "layers": _range_pairs(indices),
                 **fields,
                 "sources": sources,
-                "call": posenc_call(scheme, layer.index) if rotary else None,
+                "call": _call_text(posenc_call(scheme, layer.index), lang) if rotary else None,
             }
         )
     rotary_scheme = conv.kind in ("rope", "mrope")
@@ -523,7 +597,7 @@ def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
         "num_layers": scheme.num_layers,
         "layer_groups": out_groups,
         "fixed": as_jsonable(dict(scheme.fixed)),
-        "call": None if rotary_scheme else _fixed_call(scheme, conv.kind),
+        "call": None if rotary_scheme else _call_text(_fixed_call(scheme, conv.kind), lang),
         "sources": {k: _source_text(v, lang) for k, v in scheme.sources.items()},
         "pitfalls": pitfalls(scheme, lang),
         "notes": list(scheme.notes if lang == "en" else scheme.notes_zh),
@@ -544,7 +618,7 @@ def _indexer_dict(scheme: SchemeLike, lang: str) -> dict[str, Any] | None:
         for name in _FIELDS
         if fields.get(name) is not None and (src := _source(scheme, spec, name))
     }
-    return {**fields, "sources": sources, "call": _call_for(scheme, spec)}
+    return {**fields, "sources": sources, "call": _call_text(_call_for(scheme, spec), lang)}
 
 
 def _range_pairs(indices: list[int]) -> list[list[int]]:
@@ -588,7 +662,7 @@ def _indexer_lines(scheme: SchemeLike, lang: str) -> list[str]:
         src = _source(scheme, spec, name)
         lines.append(f"  {name} = {value!r}" + (f"  <- {_source_text(src, lang)}" if src else ""))
     lines.append("  " + t["call"])
-    lines.append("    " + _call_for(scheme, spec))
+    lines.append("    " + _call_text(_call_for(scheme, spec), lang))
     return lines
 
 
@@ -610,7 +684,7 @@ def _temperature_lines(scheme: SchemeLike, layer: LayerScheme, lang: str) -> lis
             f"    {name} = {temp[name]!r}" + (f"  <- {_source_text(where, lang)}" if where else "")
         )
     lines.append("  " + t["call"])
-    lines.append("    " + posenc_call(scheme, layer.index))
+    lines.append("    " + _call_text(posenc_call(scheme, layer.index), lang))
     return lines
 
 

@@ -66,7 +66,7 @@ def layer_types(cfg: Config, row: ModelRow, n: int | None, sources: dict[str, st
             key, default, first_full = row.pattern
             every = default if key is None else cfg.int(key, default, maximum=MAX_LAYERS)
             sources["layer pattern"] = (
-                f"every {default}th layer full (model code)"
+                f"one full layer in every {default} (model code)"
                 if key is None
                 else f"{cfg.name(key)} (model code's default {default})"
             )
