@@ -255,6 +255,8 @@ def _fixed_call(scheme: SchemeLike, kind: str) -> str:
             return f"posenc.compat.marian_sinusoidal_weight(n_pos, {f['dim']})"
         if f.get("table") == "cos_first":
             return f"posenc.hf.describe(config).function()(num_embeddings)  # [cos | sin], d={f['dim']}"
+        if f.get("table") == "whisper" and "decoder_length" in f:
+            return f"posenc.compat.whisper_sinusoids({f['length']}, {f['dim']}){_WHISPER_NOTE}"
         if f.get("table") == "whisper":
             return f"posenc.compat.whisper_sinusoids(length, {f['dim']})"
         return (
@@ -394,6 +396,7 @@ _SOURCE_ZH = tuple(
         ),
         (r"^model code \(pairs alternate row, column\)", "模型代码（频率对按行、列交替）"),
         (r"^model code \(the indexer's own apply function\)", "模型代码（索引器自己的旋转函数）"),
+        (r"^model code \((\w+), an nn\.Embedding\)", r"模型代码（\1，一个 nn.Embedding）"),
         (
             r"^head_dim: (\S+) is not read by (\S+)'s default RoPE \(model code\)",
             r"head_dim：\2 的默认 RoPE 不读取 \1（模型代码）",
@@ -425,8 +428,16 @@ _LABEL_ZH = {
     "cross-attention layers": "交叉注意力层",
 }
 
+_WHISPER_NOTE = (
+    "  # the encoder's table; the decoder adds rows cache_length + i of a learned table of "
+    "decoder_length rows"
+)
 # the comments of the posenc calls, in Chinese
 _CALL_ZH = (
+    (
+        _WHISPER_NOTE,
+        "  # 编码器的表；解码器加的是一张可学习的表（decoder_length 行）的第 cache_length + i 行",
+    ),
     ("  # unchanged: a NoPE layer", "  # 不变：NoPE 层"),
     ("  # k unchanged", "  # k 不变"),
     ("  # decoder: bidirectional=False", "  # 解码器：bidirectional=False"),

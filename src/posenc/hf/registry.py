@@ -406,8 +406,13 @@ for _mt in ("kosmos-2", "kosmos-2.5"):
     _MODELS[_mt] = _M("sinusoidal", sub_config="text_config")
 for _mt in ("marian", "pegasus", "time_series_transformer", "informer", "autoformer"):
     _MODELS[_mt] = _M("sinusoidal", table="marian")
+_MODELS["whisper"] = _M(
+    "sinusoidal",
+    table="whisper",
+    table_length="max_source_positions",
+    learned_decoder="max_target_positions",
+)
 for _mt in (
-    "whisper",
     "pegasus_x",
     "qwen2_5_omni_audio_encoder",
     "qwen3_asr_encoder",

@@ -192,6 +192,13 @@ class ModelRow:
     base_key : str or None
         The config key holding the RoPE base when the config has no ``rope_theta`` or
         ``rope_parameters`` (wav2vec2-conformer: ``rotary_embedding_base``).
+    table_length : str or None
+        Sinusoidal tables: the config key holding the table's number of rows (Whisper's
+        encoder: ``max_source_positions``), reported as ``length``.
+    learned_decoder : str or None
+        The config key holding the length of a decoder's learned position table beside the
+        encoder's fixed one (Whisper: ``max_target_positions``), reported as ``decoder_length``
+        with ``decoder_table`` ``"learned"``.
     indexer : str or None
         The pairing of a DeepSeek Sparse Attention indexer that every attention layer has
         (``"half"``: DeepSeek-V3.2): its own q and k heads,
@@ -223,6 +230,8 @@ class ModelRow:
     nope_interval: int | None = None
     query_temperature: bool = False
     indexer: str | None = None
+    table_length: str | None = None
+    learned_decoder: str | None = None
     switch: tuple[str, ModelRow] | None = None
     pattern_other: str = "sliding_attention"
     cross_layers: tuple[str, tuple[int, ...]] | None = None
