@@ -40,9 +40,9 @@ def test_phi3_factor_and_original_length_name_their_keys():
         "config['original_max_position_embeddings']"
     ) in text.splitlines()
     data = hf.describe(cfg)
-    from posenc.hf.explain import explain_dict
+    from posenc.hf.explain import _explain_dict
 
-    sources = explain_dict(data)["layer_groups"][0]["sources"]
+    sources = _explain_dict(data)["layer_groups"][0]["sources"]
     assert sources["scaling['original_max_position_embeddings']"] == (
         "config['original_max_position_embeddings']"
     )

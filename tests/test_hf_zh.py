@@ -17,7 +17,7 @@ import pytest
 
 import posenc.hf as hf
 from posenc.__main__ import main
-from posenc.hf.explain import explain_dict
+from posenc.hf.explain import _explain_dict
 
 CORPUS = Path(__file__).parent / "hf_corpus"
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -88,7 +88,7 @@ def test_zh_explain_has_no_english_phrase(path):
     text = scheme.explain("zh")
     assert HAN.search(text)
     assert not _english(text), "\n".join(_english(text))
-    data = explain_dict(scheme, "zh")
+    data = _explain_dict(scheme, "zh")
     strings = [data["title"], *data["pitfalls"], *data["notes"], *data["sources"].values()]
     for group in data["layer_groups"]:
         strings += [*group["sources"].values(), group["call"] or ""]

@@ -150,9 +150,9 @@ def _explain(args: argparse.Namespace) -> int:
                 f"--list). {' '.join(scheme.notes)}"
             )
         if args.json:
-            from posenc.hf.explain import explain_dict
+            from posenc.hf.explain import _explain_dict
 
-            data = explain_dict(scheme, args.lang)
+            data = _explain_dict(scheme, args.lang)
             text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
         else:
             text = scheme.explain(args.lang)

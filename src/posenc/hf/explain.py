@@ -1,4 +1,11 @@
-"""``Scheme.explain``: the scheme in a few lines of English or Chinese."""
+"""``Scheme.explain``: the scheme in a few lines of English or Chinese.
+
+The data of ``posenc explain --json`` (``_explain_dict``, schema ``_SCHEMA``) and the pitfalls
+(``_pitfalls``) are private: their public forms are the command's ``--json`` output (schema
+``posenc.explain/1``, documented on the atlas page) and :meth:`Scheme.explain`, with
+:meth:`Scheme.to_dict` for the data in Python. A Python function returning the same JSON would be
+a third public form of one thing (issue 20, item 6).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,7 @@ from .conventions import CONVENTIONS
 from .layer import LayerScheme
 from .registry import TRANSFORMERS_VERSION, as_jsonable, installed_transformers, verified_on
 
-__all__ = ["explain", "explain_dict", "pitfalls", "posenc_call"]
+__all__ = ["explain", "posenc_call"]
 
 
 class SchemeLike(Protocol):
@@ -269,7 +276,7 @@ def _fixed_call(scheme: SchemeLike, kind: str) -> str:
 # --- pitfalls chosen by what the config does -----------------------------------------------------
 # A row: (name, en, zh). _PITFALL_FACTS[name](scheme) gives the values the text is filled with, or
 # None where the config does not do it (the convention's own pitfalls come from CONVENTIONS).
-CONFIG_PITFALLS = (
+_CONFIG_PITFALLS = (
     (
         "mla_softmax_scale",
         "The softmax scale is {scale:.6g} = {width}**-0.5 × {multiplier:.4g} (YaRN's "
@@ -357,11 +364,11 @@ _PITFALL_FACTS = {
 }
 
 
-def pitfalls(scheme: SchemeLike, lang: str = "en") -> list[str]:
+def _pitfalls(scheme: SchemeLike, lang: str = "en") -> list[str]:
     """The convention's pitfalls, then those the config's own choices bring (scaling type)."""
     conv = CONVENTIONS[scheme.convention]
     out = list(conv.pitfalls_en if lang == "en" else conv.pitfalls_zh)
-    for name, en, zh in CONFIG_PITFALLS:
+    for name, en, zh in _CONFIG_PITFALLS:
         facts = _PITFALL_FACTS[name](scheme)
         if facts is not None:
             out.append((en if lang == "en" else zh).format(**facts))
@@ -529,7 +536,7 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
         lines.append("  " + t["call"])
         lines.append("    " + _call_text(posenc_call(scheme, layer.index), lang))
     lines.extend(_indexer_lines(scheme, lang))
-    pits = pitfalls(scheme, lang)
+    pits = _pitfalls(scheme, lang)
     if pits:
         lines.append(t["pitfalls"])
         lines.extend(f"  - {p}" for p in pits)
@@ -555,11 +562,11 @@ _ATTENTION_FORMULA = {
 }
 
 
-SCHEMA = "posenc.explain/1"
+_SCHEMA = "posenc.explain/1"
 
 
-def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
-    """``posenc explain --json``: the explanation as JSON-ready data (schema :data:`SCHEMA`).
+def _explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
+    """``posenc explain --json``: the explanation as JSON-ready data (schema ``_SCHEMA``).
 
     Identical layers form one group (``"layers"``: inclusive index ranges), each with its
     fields, the config key of each (``"sources"``) and its posenc call; then the pitfalls and
@@ -595,7 +602,7 @@ def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
         )
     rotary_scheme = conv.kind in ("rope", "mrope")
     return {
-        "schema": SCHEMA,
+        "schema": _SCHEMA,
         "posenc": __version__,
         "transformers": verified_on(scheme.model_type) or TRANSFORMERS_VERSION,
         "lang": lang,
@@ -610,7 +617,7 @@ def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
         "fixed": as_jsonable(dict(scheme.fixed)),
         "call": None if rotary_scheme else _call_text(_fixed_call(scheme, conv.kind), lang),
         "sources": {k: _source_text(v, lang) for k, v in scheme.sources.items()},
-        "pitfalls": pitfalls(scheme, lang),
+        "pitfalls": _pitfalls(scheme, lang),
         "notes": list(scheme.notes if lang == "en" else scheme.notes_zh),
         "ignored_keys": list(scheme.ignored_keys),
         "indexer": _indexer_dict(scheme, lang),
