@@ -137,3 +137,21 @@ def test_gate_reads_the_committed_record(gate):
     record = gate.committed(ROOT / "docs" / "assets" / "bench.json")
     assert record is not None and record["cases"]
     assert gate.ratios(record)  # the committed record has ratios to compare with
+
+
+def test_torch_peers_make_their_tables_on_the_device_asked_for():
+    """`make bench DEVICE=cuda` times every torch contender on the card: the sinusoidal peers
+    take no device argument, so the case runs them with the device as torch's default (the meta
+    device stands in for one here: a peer left on the CPU would return a CPU tensor)."""
+    for name in ("timm", "positional_encodings"):
+        require(name)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench import cases, peers
+
+    made = [
+        cases._on("meta", lambda: peers.naive_torch(8, 4))(),
+        cases._on("meta", lambda: peers.timm_table()(8, 4))(),
+        cases._on("meta", lambda: peers.positional_encodings_1d()(8, 4))(),
+    ]
+    assert [t.device.type for t in made] == ["meta"] * 3
+    assert peers.naive_torch(8, 4).device.type == torch.get_default_device().type
