@@ -143,8 +143,7 @@ def test_torch_peers_make_their_tables_on_the_device_asked_for():
     """`make bench DEVICE=cuda` times every torch contender on the card: the sinusoidal peers
     take no device argument, so the case runs them with the device as torch's default (the meta
     device stands in for one here: a peer left on the CPU would return a CPU tensor)."""
-    for name in ("timm", "positional_encodings"):
-        require(name)
+    require("positional_encodings")  # timm is read without importing it (bench.peers.timm_sincos)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from bench import cases, peers
 
