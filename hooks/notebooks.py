@@ -6,8 +6,9 @@ reader downloads is what the page says and what the suite checked:
 - the page's prose as Markdown cells, cut at its headings: headings without their
   ``{ #anchor }``, paragraphs, math as TeX, lists, notes and tab titles; links point to the site
   (``rope.md#pairings`` becomes that section's address). Where the page shows something drawn
-  or generated when the site is built (a figure, a table read from a record), a line says so
-  and links to that section of the page: that code is the site's, not the reader's;
+  or generated when the site is built (a figure, a table read from a record: a markdown-exec
+  block, or a ``<!-- name:part -->`` line that a hook fills), a line says so and links to that
+  section of the page: that code is the site's, not the reader's;
 - the page's ```python blocks, the blocks the suite runs as doctests (Sybil), as code cells. A
   doctest block is cut after each example that shows a result, so each cell shows its own, and
   the cell's output is the result the page shows (prompts dropped, ``<BLANKLINE>`` as an empty
@@ -265,6 +266,9 @@ HEADING = re.compile(
 ATTRS = re.compile(r"(?<=[)\]`*])\{\s*[.#:][^}]*\}")
 LINK = re.compile(r"(?<=\]\()(?P<target>[^)\s]+)(?=[)\s])")
 COMMENT = re.compile(r"<!--.*?-->", re.S)
+# ``<!-- atlas:summary -->`` alone on a line: a hook puts a generated table there
+PLACEHOLDER = re.compile(r"(?m)^[ \t]*<!--\s*[\w-]+:[\w-]+\s*-->[ \t]*$")
+GENERATED = "\x00generated"
 CONTAINER = re.compile(r"^(?P<kind>!!!|\?\?\?\+?|===)\s*(?P<rest>.*)$")
 WRAPPER = re.compile(r"^\s*</?div\b[^>]*>\s*$")  # <div class=... markdown>: the site's layout
 
@@ -354,11 +358,14 @@ def page_cells(markdown: str, lang: str, page_url: str, site: str) -> list[dict[
     """The page as cells, in order: {"markdown": text}, or a code cell of code_cells."""
     prose = _Prose(page_url, site, lang)
     cells: list[dict[str, Any]] = []
-    lines, i = COMMENT.sub("", markdown).splitlines(), 0
+    lines, i = COMMENT.sub("", PLACEHOLDER.sub(GENERATED, markdown)).splitlines(), 0
     while i < len(lines):
         block = _fenced(lines, i)
         if block is None:
-            prose.add(lines[i])
+            if lines[i] == GENERATED:
+                prose.note("generated")
+            else:
+                prose.add(lines[i])
             i += 1
             continue
         indent, info, body, i = block
