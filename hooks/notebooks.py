@@ -3,7 +3,7 @@
 Both files are written at build time from the page itself, in the page's language, so what a
 reader downloads is what the page says and what the suite checked:
 
-- the page's prose as Markdown cells, cut at its headings: headings without their
+- the page's prose as Markdown cells (hooks/notebook_prose.py), cut at its headings: headings without their
   ``{ #anchor }``, paragraphs, math as TeX, lists, notes and tab titles; links point to the site
   (``rope.md#pairings`` becomes that section's address). Where the page shows something drawn
   or generated when the site is built (a figure, a table read from a record: a markdown-exec
@@ -37,6 +37,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from notebook_prose import COMMENT, GENERATED, PLACEHOLDER, Prose
+
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)$")
 DIRECTIVE = re.compile(r"\s*#\s*doctest:.*$")
 PYTHON = ("python", "py", "pycon")
@@ -46,19 +48,12 @@ TEXT = {
         "source": "This notebook is the page [{title}]({url}) of posenc, in English: its text, "
         "its code, and under each cell the output the page shows (the site's tests check "
         "them). Run the cells from the top.",
-        "figure": "*(Here the page shows a figure, drawn from the page's code when the site is "
-        "built: [see it on the page]({url}).)*",
-        "generated": "*(Here the page shows a table or text generated when the site is built, "
-        "from posenc and the project's records: [see it on the page]({url}).)*",
         "script": "Generated from the page's text and code; run it top to bottom: each cell "
         "prints what the page shows.",
     },
     "zh": {
         "source": "本笔记本即 posenc 网站的页面[{title}]({url})（中文版）：页面的正文、代码，"
         "以及每个单元下方页面所示的输出（网站的测试会核对这些输出）。请从上到下运行各单元。",
-        "figure": "*（页面在此处有一幅插图，由页面代码在构建网站时绘制：[在页面上查看]({url})。）*",
-        "generated": "*（页面在此处有一张表格或一段文字，在构建网站时由 posenc 及项目的记录生成："
-        "[在页面上查看]({url})。）*",
         "script": "由页面的正文与代码生成；请从上到下运行，每个单元打印的内容即页面所示的输出。",
     },
 }
@@ -258,105 +253,9 @@ def code_cells(block: str) -> list[dict[str, Any]]:
     return cells
 
 
-# --- the page's prose ------------------------------------------------------------------------
-
-HEADING = re.compile(
-    r"^(?P<hashes>#{1,6}) (?P<title>.*?)(?:\s*\{[^}]*#(?P<anchor>[\w-]+)[^}]*\})?\s*$"
-)
-ATTRS = re.compile(r"(?<=[)\]`*])\{\s*[.#:][^}]*\}")
-LINK = re.compile(r"(?<=\]\()(?P<target>[^)\s]+)(?=[)\s])")
-COMMENT = re.compile(r"<!--.*?-->", re.S)
-# ``<!-- atlas:summary -->`` alone on a line: a hook puts a generated table there
-PLACEHOLDER = re.compile(r"(?m)^[ \t]*<!--\s*[\w-]+:[\w-]+\s*-->[ \t]*$")
-GENERATED = "\x00generated"
-CONTAINER = re.compile(r"^(?P<kind>!!!|\?\?\?\+?|===)\s*(?P<rest>.*)$")
-WRAPPER = re.compile(r"^\s*</?div\b[^>]*>\s*$")  # <div class=... markdown>: the site's layout
-
-
-def _url(target: str, page_url: str, site: str, lang: str) -> str:
-    """A link of the page as an address on the site (the notebook lives outside it)."""
-    if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("//"):
-        return target
-    if target.startswith("#"):
-        return page_url + target
-    path, _, anchor = target.partition("#")
-    if path.endswith(".md"):
-        stem = path[:-3]
-        path = ("zh/" if lang == "zh" else "") + ("" if stem == "index" else f"{stem}/")
-    else:  # a file beside the pages (assets/...)
-        path = re.sub(r"^(\.\./)+", "", path)
-    return site + path + (f"#{anchor}" if anchor else "")
-
-
-class _Prose:
-    """The page's text, line by line, as Markdown that Jupyter reads: tabs and notes opened up
-    (a tab's title in bold, a note as a quote), anchors and attribute lists dropped, links made
-    absolute, the layout's ``<div>`` wrappers dropped. Cut into cells at each heading."""
-
-    def __init__(self, page_url: str, site: str, lang: str) -> None:
-        self.page_url, self.site, self.lang = page_url, site, lang
-        self.anchor = ""  # the section the text is in, for links back to it
-        self.inside = self.quote = False  # in a tab or note / in a note
-        self.lines: list[str] = []
-        self.cells: list[str] = []
-
-    def here(self) -> str:
-        return self.page_url + (f"#{self.anchor}" if self.anchor else "")
-
-    def flush(self) -> None:
-        text = "\n".join(self.lines)
-        text = re.sub(r"(?m)^>\n(?!>)", "\n", text + "\n")  # a note's last, empty line
-        text = re.sub(r"\n{3,}", "\n\n", text).strip("\n")
-        if text.strip():
-            self.cells.append(text)
-        self.lines = []
-
-    def add(self, line: str) -> None:
-        container = CONTAINER.match(line)
-        if container:
-            title = re.findall(r'"([^"]*)"', container["rest"])
-            if container["kind"] == "===":
-                self.lines += ["", f"**{title[0] if title else container['rest']}**", ""]
-                self.quote = False
-            else:
-                kind = (container["rest"].split() or ["note"])[0]
-                self.lines += ["", f"> **{title[0] if title else kind.capitalize()}**", ">"]
-                self.quote = True
-            self.inside = True
-            return
-        if self.inside and line.startswith("    "):
-            line = ("> " if self.quote else "") + line[4:]
-        elif line.strip():
-            self.inside = self.quote = False
-        elif self.quote:
-            line = ">"
-        if WRAPPER.match(line):
-            return
-        heading = HEADING.match(line)
-        if heading:
-            self.flush()
-            self.anchor = heading["anchor"] or self.anchor
-            if len(heading["hashes"]) == 1:
-                return  # the title: the notebook's first cell holds it
-            line = f"{heading['hashes']} {heading['title']}"
-        line = ATTRS.sub("", line)
-        self.lines.append(
-            LINK.sub(lambda m: _url(m["target"], self.page_url, self.site, self.lang), line)
-        )
-
-    def note(self, what: str) -> None:
-        self.lines += ["", TEXT[self.lang][what].format(url=self.here()), ""]
-
-    def block(self, info: str, body: list[str]) -> None:
-        """A fenced block that is not the reader's code (text, shell, data): shown as it is."""
-        fence = "```" + (info.split()[0] if info else "")
-        prefix = "> " if self.inside and self.quote else ""
-        self.lines += [prefix + fence, *(prefix + b for b in body), prefix + "```"]
-
-
 def page_cells(markdown: str, lang: str, page_url: str, site: str) -> list[dict[str, Any]]:
     """The page as cells, in order: {"markdown": text}, or a code cell of code_cells."""
-    prose = _Prose(page_url, site, lang)
+    prose = Prose(page_url, site, lang)
     cells: list[dict[str, Any]] = []
     lines, i = COMMENT.sub("", PLACEHOLDER.sub(GENERATED, markdown)).splitlines(), 0
     while i < len(lines):
