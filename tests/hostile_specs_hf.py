@@ -495,14 +495,7 @@ SPECS = [
                 X,
                 numpy_ok=True,
                 overrides={
-                    "empty-seq": None,
-                    "+empty-seq": lazy(
-                        "q",
-                        "empty-seq",
-                        lambda: X()[..., :0, :],
-                        Works(is_empty),
-                        positions=np.arange(0),
-                    ),
+                    **empty_seq("q", X, positions=np.arange(0)),
                     "meta": Either(Same(X, meta=True), bad_value("q", "positions")),
                     "+rank-3": lazy("q", "rank-3", lambda: X()[0], bad_value("q")),
                     # a NoPE layer has no head width to hold q to: the scale takes any width
@@ -558,14 +551,7 @@ SPECS = [
                 X,
                 numpy_ok=True,
                 overrides={
-                    "empty-seq": None,
-                    "+empty-seq": lazy(
-                        "x",
-                        "empty-seq",
-                        lambda: X()[..., :0, :],
-                        Works(is_empty),
-                        position_ids=np.arange(0),
-                    ),
+                    **empty_seq("x", X, position_ids=np.arange(0)),
                     "meta": Either(Same(X, meta=True), bad_value("x", "position_ids")),
                     "+rank-3": lazy("x", "rank-3", lambda: X()[0], bad_value("x")),
                     "+other-head_dim": lazy(
