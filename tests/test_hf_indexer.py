@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import posenc.hf as hf
+import seeded
 from ci_rule import require
 
 torch = require("torch")
@@ -82,8 +83,8 @@ def _indexer_model(cfg, dtype, ids, monkeypatch):
     monkeypatch.setattr(mod, "apply_rotary_pos_emb", capture)
     g = torch.Generator().manual_seed(0)
     batch, seq = ids.shape
-    hidden = torch.randn(batch, seq, cfg["hidden_size"], generator=g, dtype=dtype)
-    q_resid = torch.randn(batch, seq, cfg["q_lora_rank"], generator=g, dtype=dtype)
+    hidden = seeded.randn(batch, seq, cfg["hidden_size"], generator=g, dtype=dtype)
+    q_resid = seeded.randn(batch, seq, cfg["q_lora_rank"], generator=g, dtype=dtype)
     mask = torch.zeros(batch, seq, seq, dtype=dtype)
     with torch.no_grad(), _exact(dtype):
         cos, sin = mod.DeepseekV32RotaryEmbedding(config)(hidden, ids)
@@ -144,7 +145,7 @@ def test_attention_rotates_the_last_features_interleaved(name):
     )
     config = _config(cfg)
     g = torch.Generator().manual_seed(1)
-    q = torch.randn(2, 4, 6, 24, generator=g, dtype=torch.float64)
+    q = seeded.randn(2, 4, 6, 24, generator=g, dtype=torch.float64)
     ids = torch.arange(100_000, 100_006)[None].repeat(2, 1)
     with float64_torch():
         cos, sin = mod.DeepseekV32RotaryEmbedding(config)(q, ids)

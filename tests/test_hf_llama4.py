@@ -83,8 +83,10 @@ def test_scale_queries_is_llama4_attention(past, dtype, monkeypatch):
     tol = 1e-12 if dtype == torch.float64 else 1e-6
     torch.testing.assert_close(got, want, rtol=tol, atol=tol)
     assert not torch.equal(got, raw)  # the temperature did something here
-    np_got = scheme.scale_queries(raw.numpy(), positions.numpy()[None].repeat(2, 0), layer=3)
-    np.testing.assert_allclose(np_got, want.numpy(), rtol=1e-6 if past else tol)
+    np_got = scheme.scale_queries(
+        raw.cpu().numpy(), positions.cpu().numpy()[None].repeat(2, 0), layer=3
+    )
+    np.testing.assert_allclose(np_got, want.cpu().numpy(), rtol=1e-6 if past else tol)
     # a rotating layer's queries are left alone by scale_queries
     assert scheme.scale_queries(raw, positions, layer=0) is raw
 
