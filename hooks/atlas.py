@@ -25,8 +25,9 @@ For a reader looking for one model (issue 23):
   made to work by assets/posenc.js, no request) keeps only the rows and names that match what is
   typed, under the headings of their sections: ``qwen`` leaves the Qwen rows with their
   convention and call;
-- on a phone the tables stack their rows (hooks/tables.py); an identifier never breaks inside
-  (posenc.css), a posenc call only after its ``(`` and its commas.
+- each row of a table of model types is a block, at every width (``on_page_content`` marks
+  the tables ``data-atlas``; posenc.css): no column is out of sight, and an identifier never
+  breaks inside.
 """
 
 from __future__ import annotations
@@ -497,12 +498,6 @@ def _nowrap(code: str) -> str:
     return f'<code style="white-space: nowrap">{_code(code)[6:-7]}</code>'
 
 
-def _call(code: str) -> str:
-    """A posenc call as inline code that may break after ``(`` and ``, ``, nowhere else."""
-    inner = _code(code)[6:-7]
-    return "<code>" + inner.replace("(", "(<wbr>").replace(", ", ", <wbr>") + "</code>"
-
-
 def _type_link(model_type: str) -> str:
     a = anchor(model_type)
     return f'<a id="{a}" href="#{a}">{_code(model_type)}</a>'
@@ -514,8 +509,8 @@ def _status(entry: dict[str, Any], lang: str, version: str) -> str:
     if entry["status"] != "verified":
         why = TEXT[lang]["why"].format(anchor=reason_anchor(reason_key(entry["reason"])))
         label = f"{label} · {why}"
-    # the space: where a phone shows the row stacked, the break is hidden (posenc.css)
-    return f"{label} <br>{_nowrap(version)}"
+    # the space: where the row is a block, the break is hidden (posenc.css); the version as text
+    return f"{label} <br>{version}"
 
 
 def _groups(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
@@ -604,7 +599,7 @@ def conventions(record: dict[str, Any], lang: str) -> str:
                 _status(e, lang, e.get("verified_on") or record["transformers"]),
                 _layers(e["layer_kinds"], conv),
                 _read_from(mt, lang),
-                _call(call),
+                _code(call),
             ]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
@@ -640,19 +635,17 @@ def unverified(record: dict[str, Any], lang: str) -> str:
                 after = f"。{text}。"
             elif text:
                 label += f"{left}{text}{right}"
-            # each name an item of its own for the filter box (assets/posenc.js)
-            # each name an item of its own for the filter box (assets/posenc.js), which hides
-            # the separators while it filters
+            # each name an item of its own for the filter box (assets/posenc.js); posenc.css
+            # draws the " · " between them
             names = [
                 f'<span data-mt="{mt}">'
-                + ('<span class="posenc-sep"> · </span>' if i else "")
                 + (
                     f'<a href="#{anchor(mt)}">{_code(mt)}</a>'
                     if e["convention"]
                     else _type_link(mt)
                 )
                 + "</span>"
-                for i, (mt, e) in enumerate(zip(mts, entries, strict=True))
+                for mt, e in zip(mts, entries, strict=True)
             ]
             out.append(f"{label}{colon}" + "".join(names) + after + "\n")
             continue

@@ -179,11 +179,6 @@ def test_filter_box_follows_the_first_paragraph(record, lang):
     assert "{n}" in atlas.TEXT[lang]["filter_count"] and 'id="atlas-filter"' in after
 
 
-def test_calls_break_only_after_parentheses_and_commas():
-    call = html.unescape(atlas._call("apply_mla_rope(…, pairing='interleaved')"))
-    assert call == "<code>apply_mla_rope(<wbr>…, <wbr>pairing='interleaved')</code>"
-
-
 @pytest.mark.site
 def test_the_built_index_searches_identifiers_whole_and_finds_every_row(built_site, record):
     """In the built search indexes (both languages): "_" is no separator, and each model type

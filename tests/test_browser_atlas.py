@@ -9,8 +9,8 @@ Chromium on a 390 px phone, both languages.
   headings of their sections, each row with its posenc call; it requests nothing; emptied, it
   gives the page back. Without JavaScript there is no box and every row is there.
 - An identifier in an atlas row is never broken across lines, at 360 px either.
-- ``_`` is no search separator: ``rotate_half`` finds the page that defines it first, and every
-  result for ``position_ids`` holds it whole.
+- ``_`` is no search separator: ``rotate_half`` finds the page that defines it first, and the
+  results for ``position_ids`` show it whole.
 
 Shares tests/test_browser.py's helpers; needs /usr/bin/chromium (see there).
 """
@@ -88,9 +88,13 @@ SEARCHES = {
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_a_search_for_a_model_type_lands_on_its_row(phone, server, lang):
-    """Issue 23: mixtral landed at #conv-llama, 7,277 px above its row; deepseek_v3 and qwen2_vl
-    had the MLA page and the FAQ first, and the atlas result opened the page at its top."""
+def test_searches_for_model_types_and_identifiers(phone, server, lang):
+    """A model type (issue 23: mixtral landed at #conv-llama, 7,277 px above its row;
+    deepseek_v3 and qwen2_vl had the MLA page and the FAQ first) gives the atlas first, its row
+    as the first section, and both open the atlas with the row on screen. "_" is no separator:
+    rotate_half gives the page that defines it first (it was 6th: the query searched "rotate"
+    OR "half"), and position_ids, where a result shows its match, shows it whole (40 pages, the
+    FAQ and the home page first). One page, one index: the queries follow one another."""
     phone.goto(_url(server, lang, "index.md"), wait_until="load")
     phone.tap(".md-header__button[for=__search]")
     for query in SEARCHES[lang]:
@@ -99,7 +103,17 @@ def test_a_search_for_a_model_type_lands_on_its_row(phone, server, lang):
         sections = [link for link in links if urlsplit(link).fragment]
         assert urlsplit(sections[0]).fragment == f"mt-{query}", (query, links[:3])
         assert urlsplit(sections[0]).path == _atlas_path(lang), (query, links[:3])
-    # the row's own result (en), the page's result (zh: atlas/?h=qwen2_vl): the row on screen
+    rope = _results(phone, "rotate_half")
+    assert urlsplit(rope[0]).path == f"{'/zh' if lang == 'zh' else ''}/rope/", rope[:4]
+    _results(phone, "position_ids")
+    marks = phone.eval_on_selector_all(
+        ".md-search-result__item",
+        "els => els.map(e => [...e.querySelectorAll('mark')].map(m => m.textContent))",
+    )
+    words = [m.lower() for ms in marks for m in ms]
+    assert len(marks) < 30 and words, marks
+    assert all(w.startswith("position_ids") for w in words), sorted(set(words))
+    # the row's own result (en), the page's result (zh: atlas/?h=<type>): the row on screen
     target = sections[0] if lang == "en" else links[0]
     phone.goto(target, wait_until="load")
     phone.wait_for_timeout(1700)  # posenc.js keeps a linked row in view while blocks are drawn
@@ -170,7 +184,7 @@ def test_the_filter_box_keeps_the_matching_rows(phone, server, lang, record):
 
 BROKEN = """() => [...document.querySelectorAll(
     "article tr:has([id^='mt-']) code, article [data-mt] code")]
-  .filter(c => !/\\s/.test(c.textContent) && !c.querySelector('wbr') && c.getClientRects().length > 1)
+  .filter(c => !/\\s/.test(c.textContent) && c.getClientRects().length > 1)
   .map(c => c.textContent)"""
 
 WIDE = """() => [...document.querySelectorAll("article table[data-atlas]")]
@@ -181,8 +195,7 @@ WIDE = """() => [...document.querySelectorAll("article table[data-atlas]")]
 
 def test_identifiers_are_never_broken_and_no_js_shows_every_row(browser, server, record):
     """At 360 px and at 1280 px no identifier of an atlas row or list breaks across lines
-    (issue 23: "deepseek / _v3"; a posenc call may break after "(" and its commas), no row is
-    wider than the text column, and a link's underline is drawn
+    (issue 23: "deepseek / _v3"), no row is wider than the text column, and a link's underline is drawn
     below the underscores of its code ("qwen2 vl"). Without JavaScript there is no filter box and
     every row is on the page."""
     context, pg = _open(browser, {"width": 360, "height": 780}, is_mobile=True)
@@ -205,29 +218,5 @@ def test_identifiers_are_never_broken_and_no_js_shows_every_row(browser, server,
         assert not pg.locator("[data-atlas-filter]").is_visible()
         ids = pg.eval_on_selector_all("article [id^='mt-']", "els => els.map(e => e.id.slice(3))")
         assert sorted(ids) == sorted(record["types"])
-    finally:
-        context.close()
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_identifiers_are_searched_whole(browser, server, lang):
-    """ "_" is no separator: rotate_half gives the page that defines it first (issue 23: /rope/
-    came 6th; the query searched "rotate" OR "half"), and every result for position_ids holds
-    position_ids whole (issue 23: 40 pages, the FAQ and the home page first)."""
-    context, pg = _open(browser)
-    try:
-        pg.goto(_url(server, lang, "index.md"), wait_until="load")
-        pg.click("input.md-search__input")
-        links = _results(pg, "rotate_half")
-        assert urlsplit(links[0]).path.endswith(f"{'/zh' if lang == 'zh' else ''}/rope/"), links[:4]
-        _results(pg, "position_ids")
-        marks = pg.eval_on_selector_all(
-            ".md-search-result__item",
-            "els => els.map(e => [...e.querySelectorAll('mark')].map(m => m.textContent))",
-        )
-        # a result shows a part of its text: where it shows the match, the match is whole
-        words = [m.lower() for ms in marks for m in ms]
-        assert len(marks) < 30 and words, marks  # 40 pages before
-        assert all(w.startswith("position_ids") for w in words), sorted(set(words))
     finally:
         context.close()
