@@ -13,6 +13,21 @@ model rows, as installed at build time) say:
 Every model type gets one anchor, ``mt-<model_type>`` (``#mt-llama``), on its table row or, when
 the walk found no convention for it, in the list of reasons. Convention sections are
 ``#conv-<name>``, reason groups ``#why-<reason>``: the same anchors in both languages.
+
+For a reader looking for one model (issue 23):
+
+- each model type is a search entry of its own (``on_page_context``), titled by its name and
+  linking to its anchor, with its convention, posenc call and status as text: a search for
+  ``mixtral`` offers the ``mixtral`` row, not the top of the convention section above it
+  (assets/posenc.js also brings the row into view when the page itself is opened from a search
+  for a model type, ``atlas/?h=mixtral``);
+- a filter box after the page's first paragraph (``filter_box``; hidden without JavaScript,
+  made to work by assets/posenc.js, no request) keeps only the rows and names that match what is
+  typed, under the headings of their sections: ``qwen`` leaves the Qwen rows with their
+  convention and call;
+- each row of a table of model types is a block, at every width (``on_page_content`` marks
+  the tables ``data-atlas``; posenc.css): no column is out of sight, and an identifier never
+  breaks inside.
 """
 
 from __future__ import annotations
@@ -22,6 +37,8 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+
+from mkdocs.plugins import event_priority
 
 import posenc.hf
 
@@ -73,6 +90,10 @@ TEXT = {
         "ntk_alpha": "`alpha`: NTK-alpha base",
         "why": "[why](#{anchor})",
         "in_table": "listed under [{title}](#conv-{conv})",
+        "filter": "Find a model type",
+        "filter_hint": "qwen, deepseek_v3, gemma…",
+        "filter_count": "{n} model types match.",
+        "filter_none": "No model type matches.",
     },
     "zh": {
         "summary": (
@@ -108,6 +129,10 @@ TEXT = {
         "ntk_alpha": "`alpha`：NTK-alpha 底数",
         "why": "[原因](#{anchor})",
         "in_table": "见[{title}](#conv-{conv})",
+        "filter": "查找模型类型",
+        "filter_hint": "qwen、deepseek_v3、gemma……",
+        "filter_count": "{n} 种模型类型匹配。",
+        "filter_none": "没有匹配的模型类型。",
     },
 }
 
@@ -484,7 +509,8 @@ def _status(entry: dict[str, Any], lang: str, version: str) -> str:
     if entry["status"] != "verified":
         why = TEXT[lang]["why"].format(anchor=reason_anchor(reason_key(entry["reason"])))
         label = f"{label} · {why}"
-    return f"{label}<br>{_nowrap(version)}"
+    # the space: where the row is a block, the break is hidden (posenc.css); the version as text
+    return f"{label} <br>{version}"
 
 
 def _groups(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
@@ -573,7 +599,7 @@ def conventions(record: dict[str, Any], lang: str) -> str:
                 _status(e, lang, e.get("verified_on") or record["transformers"]),
                 _layers(e["layer_kinds"], conv),
                 _read_from(mt, lang),
-                _nowrap(call),
+                _code(call),
             ]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
@@ -609,11 +635,19 @@ def unverified(record: dict[str, Any], lang: str) -> str:
                 after = f"。{text}。"
             elif text:
                 label += f"{left}{text}{right}"
+            # each name an item of its own for the filter box (assets/posenc.js); posenc.css
+            # draws the " · " between them
             names = [
-                f"[`{mt}`](#{anchor(mt)})" if e["convention"] else _type_link(mt)
+                f'<span data-mt="{mt}">'
+                + (
+                    f'<a href="#{anchor(mt)}">{_code(mt)}</a>'
+                    if e["convention"]
+                    else _type_link(mt)
+                )
+                + "</span>"
                 for mt, e in zip(mts, entries, strict=True)
             ]
-            out.append(f"{label}{colon}" + " · ".join(names) + after + "\n")
+            out.append(f"{label}{colon}" + "".join(names) + after + "\n")
             continue
         for mt, e in zip(mts, entries, strict=True):
             label = STATUS[lang][e["status"]]
@@ -632,8 +666,35 @@ def unverified(record: dict[str, Any], lang: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def filter_box(lang: str) -> str:
+    """The filter box: raw HTML, hidden until assets/posenc.js makes it work (no request)."""
+    t = TEXT[lang]
+    return (
+        '<div class="posenc-filter" data-atlas-filter hidden>\n'
+        f'<label for="atlas-filter">{t["filter"]}</label>\n'
+        f'<input id="atlas-filter" type="search" placeholder="{html.escape(t["filter_hint"])}" '
+        'autocomplete="off" autocapitalize="off" spellcheck="false" '
+        f'data-count="{html.escape(t["filter_count"])}" data-none="{html.escape(t["filter_none"])}">\n'
+        '<p class="posenc-filter__count" role="status"></p>\n'
+        "</div>\n"
+    )
+
+
+def _after_first_paragraph(markdown: str, block: str) -> str:
+    """``markdown`` with ``block`` after the first paragraph that follows its title."""
+    lines = markdown.split("\n")
+    title = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
+    i = title + 1
+    while i < len(lines) and not lines[i].strip():  # to the paragraph
+        i += 1
+    while i < len(lines) and lines[i].strip():  # to its end
+        i += 1
+    return "\n".join([*lines[:i], "", block.rstrip("\n"), *lines[i:]])
+
+
 def render(markdown: str, lang: str, record: dict[str, Any] | None = None) -> str:
-    """``markdown`` with the placeholders replaced (``lang`` is ``"en"`` or ``"zh"``)."""
+    """``markdown`` with the placeholders replaced (``lang`` is ``"en"`` or ``"zh"``) and the
+    filter box after its first paragraph."""
     record = load_record() if record is None else record
     parts = {"summary": summary, "conventions": conventions, "unverified": unverified}
     for mark in MARKS:
@@ -641,7 +702,55 @@ def render(markdown: str, lang: str, record: dict[str, Any] | None = None) -> st
         if placeholder not in markdown:
             raise ValueError(f"{lang}/{PAGE} must hold the placeholder {placeholder}")
         markdown = markdown.replace(placeholder, parts[mark](record, lang))
-    return markdown
+    return _after_first_paragraph(markdown, filter_box(lang))
+
+
+def search_entries(record: dict[str, Any], lang: str, url: str) -> list[dict[str, str]]:
+    """One search entry per model type, linking to its anchor on the atlas page at ``url``: its
+    name as the title; its convention, posenc call and status as the text."""
+    entries = []
+    for mt, e in sorted(record["types"].items()):
+        conv = posenc.hf.CONVENTIONS.get(e["convention"]) if e["convention"] else None
+        parts = [f"<code>{html.escape(mt)}</code>"]
+        if conv is not None:
+            row = posenc.hf.MODELS.get(mt)
+            parts.append(html.escape(_title(conv.name, lang)))
+            call = call_form(conv, row.pairing if row else None, short=True)
+            parts.append(f"<code>{html.escape(call)}</code>")
+        parts.append(html.escape(STATUS[lang][e["status"]]))
+        entries.append({"location": f"{url}#{anchor(mt)}", "title": mt, "text": " · ".join(parts)})
+    return entries
+
+
+@event_priority(-50)  # after the search plugin (priority 0) has indexed the page's sections
+def on_page_context(context: Any, page: Any, config: Any, **kwargs: Any) -> Any:
+    src = page.file.src_uri
+    if src not in (f"en/{PAGE}", f"zh/{PAGE}"):
+        return context
+    search = config.plugins.get("material/search") or config.plugins.get("search")
+    index = getattr(search, "search_index", None)
+    if index is None or not hasattr(index, "entries"):
+        return context
+    segment = getattr(index, "_segment_chinese", None)  # the plugin's jieba cut, as for sections
+    for entry in search_entries(load_record(), src.split("/", 1)[0], page.url):
+        if segment is not None:
+            entry = {**entry, "text": segment(entry["text"])}
+        index.entries.append(entry)
+    return context
+
+
+def on_page_content(html_: str, page: Any, **kwargs: Any) -> str:
+    """The atlas' tables of model types marked ``data-atlas``: posenc.css lays each row out as a
+    block, at every width (hooks/tables.py, which runs after this hook, labels their cells)."""
+    if page.file.src_uri not in (f"en/{PAGE}", f"zh/{PAGE}"):
+        return html_
+    parts = html_.split("<table>")
+    for i in range(1, len(parts)):
+        if 'id="mt-' in parts[i].split("</table>", 1)[0]:  # a table of model types
+            parts[i] = " data-atlas>" + parts[i]
+        else:
+            parts[i] = ">" + parts[i]
+    return "<table".join(parts)
 
 
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:

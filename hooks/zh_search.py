@@ -12,7 +12,13 @@
    entries stay there, the Chinese ones go to zh/search/search_index.json, and each Chinese page's
    ``__config.base`` names zh/ as its root, so Material's search loads (and links into) only the
    Chinese index there.
-4. **Query words.** Every page's search worker is docs/assets/posenc-search.js, which wraps
+4. **Identifiers (issue 23).** ``_`` is no separator of either index (mkdocs.yml), so
+   ``rotate_half`` is indexed and searched as one word. The section that defines an identifier
+   ranks first for it: the glossary (docs/<lang>/glossary.md, one row per term of
+   hooks/terms.yml) names identifiers among a term's forms (``rotate_half``, ``position_ids``)
+   and links the page that defines the term; that section's entry carries them in a
+   ``defines`` field (searched, never shown), boosted above titles.
+5. **Query words.** Every page's search worker is docs/assets/posenc-search.js, which wraps
    Material's worker and cuts a Chinese query into the index's words (Material's own cut ends in
    single characters, and 长上下文 then highlighted every 下). It imports Material's worker only
    with the index, which overrides/partials/search.html lets Material fetch only once the reader
@@ -58,6 +64,11 @@ PHRASES = (
 )
 
 HAN = re.compile(r"[\u3400-\u9fff]")
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+# an identifier: a word of code with an underscore in it (the words "_" used to split)
+IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w.])")
+GLOSSARY_LINK = re.compile(r"\]\(([\w-]+)\.md(#[\w-]+)?\)")
+DEFINES_BOOST = 10000.0  # above a title's 1000 (Material's search plugin), below tags
 CONFIG = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
 WORKER = "assets/posenc-search.js"
 
@@ -127,6 +138,27 @@ def _aliases_for(entry: dict, terms: list[dict]) -> list[str]:
     return found
 
 
+def definitions(lang: str, docs: Path = DOCS) -> dict[str, list[str]]:
+    """{index location: identifiers it defines}, from the glossary of ``lang``: the identifiers
+    among a row's English term and other names, at the first page (and section) the row links
+    (``rotate_half`` -> ``rope/#pairings``)."""
+    out: dict[str, list[str]] = {}
+    text = (docs / lang / "glossary.md").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        cells = (
+            [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
+        )
+        link = GLOSSARY_LINK.search(cells[-1]) if len(cells) >= 5 else None
+        if link is None:
+            continue
+        names = IDENTIFIER.findall(" ".join(cells[1:3]).replace("`", " "))
+        page = "" if link[1] == "index" else f"{link[1]}/"
+        for name in names:
+            found = out.setdefault(page + (link[2] or ""), [])
+            found += [] if name in found else [name]
+    return out
+
+
 def split_index(site_dir: Path, terms: list[dict]) -> None:
     """Split search/search_index.json into an English and a Chinese index (see the docstring)."""
     path = site_dir / "search" / "search_index.json"
@@ -134,18 +166,22 @@ def split_index(site_dir: Path, terms: list[dict]) -> None:
         return
     index = json.loads(path.read_text(encoding="utf-8"))
     en, zh = [], []
+    defines = {"en": definitions("en"), "zh": definitions("zh")}
     for entry in index.get("docs", []):
         if entry["location"].startswith("zh/"):
             entry = {**entry, "location": entry["location"][3:]}
             aliases = _aliases_for(entry, terms)
             if aliases:
                 entry["alias"] = "\u200b".join(aliases)
-            zh.append(entry)
+            names = defines["zh"].get(entry["location"])
+            zh.append({**entry, "defines": " ".join(names)} if names else entry)
         else:
-            en.append(entry)
+            names = defines["en"].get(entry["location"])
+            en.append({**entry, "defines": " ".join(names)} if names else entry)
+    boost = {"defines": {"boost": DEFINES_BOOST}}
     for target, docs, fields in (
-        (path, en, {}),
-        (site_dir / "zh" / "search" / "search_index.json", zh, {"alias": {"boost": 1.0}}),
+        (path, en, boost),
+        (site_dir / "zh" / "search" / "search_index.json", zh, {"alias": {"boost": 1.0}, **boost}),
     ):
         config = {**index["config"], "fields": {**index["config"]["fields"], **fields}}
         target.parent.mkdir(parents=True, exist_ok=True)

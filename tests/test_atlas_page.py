@@ -147,3 +147,46 @@ def test_a_new_model_type_is_listed_with_its_reason(record):
 )
 def test_reasons_are_grouped_by_their_key(reason, key):
     assert atlas.reason_key(reason) == key
+
+
+# --- finding one model (issue 23) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_model_type_is_a_search_entry_of_its_own(record, lang):
+    """Each model type is a search entry of its own, titled by its name and linking to its row
+    (#mt-<type>), with its status and, when it has one, its convention and short posenc call."""
+    url = "zh/atlas/" if lang == "zh" else "atlas/"
+    entries = atlas.search_entries(record, lang, url)
+    assert [e["title"] for e in entries] == sorted(record["types"])
+    for e in entries:
+        entry = record["types"][e["title"]]
+        assert e["location"] == f"{url}#mt-{e['title']}"
+        assert atlas.STATUS[lang][entry["status"]] in html.unescape(e["text"])
+        assert bool(re.search(r"<code>[\w.]+\(…", e["text"])) == bool(entry["convention"]), e
+    assert "apply_rope(…)" in next(e["text"] for e in entries if e["title"] == "llama")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_filter_box_follows_the_first_paragraph(record, lang):
+    page = (ROOT / "docs" / lang / "atlas.md").read_text(encoding="utf-8")
+    out = atlas.render(page, lang, record)
+    before, after = out.split('<div class="posenc-filter" data-atlas-filter hidden>', 1)
+    assert before.strip().count("\n\n") == 1 and before.lstrip().startswith("# ")  # title, text
+    assert after.index("</div>") < after.index("\n## ")
+    label = re.search(r'<label for="atlas-filter">([^<]+)</label>', after)[1]
+    assert label == atlas.TEXT[lang]["filter"]
+    assert "{n}" in atlas.TEXT[lang]["filter_count"] and 'id="atlas-filter"' in after
+
+
+@pytest.mark.site
+def test_the_built_index_searches_identifiers_whole_and_finds_every_row(built_site, record):
+    """In the built search indexes (both languages): "_" is no separator, and each model type
+    has its entry, linking to its row."""
+    assert built_site.returncode == 0, built_site.log[-3000:]
+    for rel, url in (("search", "atlas/"), ("zh/search", "atlas/")):
+        index = json.loads((built_site.path / rel / "search_index.json").read_text("utf-8"))
+        separator = re.compile(index["config"]["separator"])
+        assert separator.split("rotate_half position_ids") == ["rotate_half", "position_ids"]
+        rows = {e["title"]: e["location"] for e in index["docs"] if "#mt-" in e["location"]}
+        assert rows == {mt: f"{url}#mt-{mt}" for mt in record["types"]}

@@ -495,3 +495,19 @@ def test_search_index_per_language_with_aliases(built_site):
 
 def _config():
     return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+
+
+def test_glossary_identifiers_rank_the_section_that_defines_them(built_site):
+    """Issue 23: an identifier the glossary names among a term's forms (rotate_half,
+    position_ids) is carried, in both indexes, by the section the glossary links for the term,
+    in a field boosted above titles; every such section exists."""
+    zh_search = _hook("zh_search")
+    for lang, rel in (("en", "search"), ("zh", "zh/search")):
+        defines = zh_search.definitions(lang)
+        assert defines["rope/#pairings"] == ["rotate_half"]
+        assert "position_ids" in defines["practice/"]
+        index = json.loads((built_site.path / rel / "search_index.json").read_text("utf-8"))
+        fields = index["config"]["fields"]
+        assert fields["defines"]["boost"] > fields["title"]["boost"]
+        carried = {d["location"]: d["defines"].split() for d in index["docs"] if "defines" in d}
+        assert carried == defines, lang

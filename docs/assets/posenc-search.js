@@ -10,6 +10,14 @@
  * single characters are dropped when a longer word is found, and Material's own cutting is
  * switched off, so each word is searched and highlighted whole.
  *
+ * Identifiers (issue 23): "_" is no separator of the index (mkdocs.yml), so rotate_half is one
+ * word. Material makes every query word a prefix (rotate_half*), and lunr then ranks a longer
+ * word that is rarer above the word itself (deepseek_v32 above deepseek_v3): each ASCII word of
+ * a query is also searched as itself, boosted, so a whole identifier comes first. And where a
+ * page's result did not match by itself but one of its sections is a model type's row of the
+ * atlas (hooks/atlas.py), the page's link carries the query (atlas/?h=mixtral, which
+ * assets/posenc.js turns into the row's anchor) instead of opening the page at its top.
+ *
  * Material's worker (lunr and all) is imported on the first message, not when the page starts the
  * worker: that message is the search index (SETUP), which overrides/partials/search.html lets
  * Material fetch only once the reader starts searching. The first view of a page then loads
@@ -20,6 +28,9 @@
   const HAN = /\p{sc=Han}/u
   const RUNS = /\p{sc=Han}+/gu
   const QUERY = 2  // Material's SearchMessageType.QUERY
+  const RESULT = 3  // and .RESULT
+  const WORD = /^[A-Za-z0-9][\w.]*$/
+  const EXACT = 10  // the boost of a query word searched as itself
 
   let words = new Set()
   let longest = 1
@@ -66,6 +77,21 @@
     }
   }
 
+  /* A page's own result that did not match takes the terms of its first atlas row. */
+  function toRows(result) {
+    for (const group of (result && result.items) || []) {
+      const page = group.find(item => !item.location.includes("#"))
+      const row = group.find(item => item.location.includes("#mt-"))
+      if (page && row && !Object.values(page.terms || {}).some(Boolean))
+        page.terms = { ...row.terms }
+    }
+  }
+  const post = self.postMessage.bind(self)
+  self.postMessage = (message, ...rest) => {
+    if (message && message.type === RESULT) toRows(message.data)
+    post(message, ...rest)
+  }
+
   let loaded = false
   addEventListener("message", ev => {
     if (!loaded) {
@@ -83,5 +109,6 @@
         .replace(RUNS, run => ` ${cut(run).join(" ")} `)
         .replace(/\s+/g, " ")
         .trim()
+        .replace(/\S+/g, word => (WORD.test(word) ? `${word} ${word}^${EXACT}` : word))
   })
 })()

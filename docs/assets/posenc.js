@@ -115,3 +115,59 @@
   else addEventListener("load", settle)
   addEventListener("hashchange", settle)
 })();
+
+/* The atlas (hooks/atlas.py). Its filter box, hidden without JavaScript, keeps the model types
+ * whose row or name matches every word typed (a "-" typed matches "_" too: qwen2-vl finds
+ * qwen2_vl), each under the headings of its section, and hides the rest of the page below the
+ * box; an empty box shows the page as it was. No request, no reload; the count is announced.
+ * Opened from a search for a model type (atlas/?h=mixtral, Material's link to the page itself),
+ * the page goes to that type's row.
+ */
+(() => {
+  const box = document.querySelector("[data-atlas-filter]")
+  if (!box) return
+  const params = new URLSearchParams(location.search)
+  const wanted = (params.get("h") || "").trim().toLowerCase()
+  if (!location.hash && wanted && document.getElementById(`mt-${wanted}`))
+    location.replace(`#mt-${encodeURIComponent(wanted)}`)  // :target, and the scroll below
+
+  const input = box.querySelector("input")
+  const status = box.querySelector("[role=status]")
+  const content = box.parentElement
+  box.hidden = false
+  const norm = (text) => text.toLowerCase().replace(/-/g, "_")
+  // the page's blocks are read when the filter runs: Material wraps tables after load
+  const items = () => [...content.querySelectorAll(
+    "tr:has([id^='mt-']), [data-mt], li:has(> [id^='mt-'], > a[href^='#mt-'])")]
+  const nameOf = (item) => item.dataset.mt ||
+    (item.querySelector("[id^='mt-']")?.id || item.querySelector("a[href^='#mt-']").hash.slice(1)).slice(3)
+  const blocks = () => [...content.children].filter((el) => el !== box && !el.matches("h1"))
+  let first = null  // the first paragraph: it stays, as the box does
+  const run = () => {
+    const words = norm(input.value).split(/\s+/).filter(Boolean)
+    const all = items()
+    const shown = new Set()
+    for (const item of all) {
+      const name = nameOf(item)
+      const hit = words.every((w) => norm(item.textContent).includes(w) || norm(name).includes(w))
+      item.hidden = words.length > 0 && !hit
+      if (words.length && hit) shown.add(name)
+    }
+    content.classList.toggle("posenc-filtering", words.length > 0)
+    first = first || box.previousElementSibling
+    // a block stays when it holds a match; a heading when a block of its section does
+    let h2 = null, h3 = null
+    for (const el of blocks()) {
+      if (el === first) continue
+      if (el.matches("h2")) { h2 = el; h3 = null; el.hidden = words.length > 0; continue }
+      if (el.matches("h3, h4")) { h3 = el; el.hidden = words.length > 0; continue }
+      const keep = !words.length || all.some((item) => !item.hidden && el.contains(item))
+      el.hidden = !keep
+      if (keep && words.length) for (const h of [h2, h3]) if (h) h.hidden = false
+    }
+    const n = shown.size
+    status.textContent = !words.length ? "" : n ? input.dataset.count.replace("{n}", n) : input.dataset.none
+  }
+  input.addEventListener("input", run)
+  if (input.value) run()  // the browser kept what was typed (back / forward)
+})();
