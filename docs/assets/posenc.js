@@ -1,11 +1,17 @@
 /* posenc: small reader-facing behaviour that Material does not have.
  *
  * The language menu's links go to the same page in the other language (mkdocs-static-i18n);
+<<<<<<< ours
  * this carries the reader's place along: the section being read, by the id of its heading
  * (headings share their { #anchor } across languages; tests/test_site.py holds them so):
  * /rope/ scrolled down to "Pairings" -> /zh/rope/#pairings, with or without a hash in the URL.
  * The section is the last heading above the upper third of the screen, taken when the link is
  * used (pointer, tap or keyboard); near the top of a page there is no hash.
+=======
+ * this carries the section the reader is in along: /rope/#pairings -> /zh/rope/#pairings
+ * (headings share their { #anchor } across languages; tests/test_site.py holds them so), and
+ * an explorer's settings, kept in the query string (assets/explorers/common.js).
+>>>>>>> theirs
  */
 (() => {
   const place = () => {
@@ -26,6 +32,7 @@
     const hash = place()
     for (const link of document.querySelectorAll("a.md-select__link[hreflang]")) {
       const target = new URL(link.getAttribute("href"), location.href)
+<<<<<<< ours
       target.hash = hash
       link.href = target.href
     }
@@ -35,6 +42,36 @@
       if (event.target instanceof Element && event.target.closest("a.md-select__link[hreflang]"))
         carry()
     }, true)
+=======
+      target.hash = location.hash
+      target.search = location.search
+      link.href = target.href
+    }
+  }
+  if (document.readyState === "loading")
+    document.addEventListener("DOMContentLoaded", carryAnchor)
+  else
+    carryAnchor()
+  addEventListener("hashchange", carryAnchor)
+  addEventListener("posenc:url", carryAnchor)
+})();
+
+/* Explorers (hooks/explorers.py): each one's module is imported when the explorer comes within
+ * a screen of the viewport, never with the page; the explorer's box is laid out before that. */
+(() => {
+  const boxes = document.querySelectorAll("[data-explorer]")
+  const here = document.currentScript && document.currentScript.src
+  if (!boxes.length || !here || !("IntersectionObserver" in window)) return
+  const near = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue
+      near.unobserve(entry.target)
+      const url = new URL(`explorers/${entry.target.dataset.explorer}.js`, here)
+      import(url.href).then((module) => module.mount(entry.target))
+    }
+  }, { rootMargin: "100% 0px" })
+  for (const box of boxes) near.observe(box)
+>>>>>>> theirs
 })();
 
 /* The light/dark toggle (overrides/partials/palette.html says why it is not Material's
