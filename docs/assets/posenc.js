@@ -1,17 +1,12 @@
 /* posenc: small reader-facing behaviour that Material does not have.
  *
  * The language menu's links go to the same page in the other language (mkdocs-static-i18n);
-<<<<<<< ours
  * this carries the reader's place along: the section being read, by the id of its heading
  * (headings share their { #anchor } across languages; tests/test_site.py holds them so):
  * /rope/ scrolled down to "Pairings" -> /zh/rope/#pairings, with or without a hash in the URL.
  * The section is the last heading above the upper third of the screen, taken when the link is
  * used (pointer, tap or keyboard); near the top of a page there is no hash.
-=======
- * this carries the section the reader is in along: /rope/#pairings -> /zh/rope/#pairings
- * (headings share their { #anchor } across languages; tests/test_site.py holds them so), and
- * an explorer's settings, kept in the query string (assets/explorers/common.js).
->>>>>>> theirs
+ * An explorer's settings, kept in the query string (assets/explorers/common.js), go along too.
  */
 (() => {
   const place = () => {
@@ -32,8 +27,8 @@
     const hash = place()
     for (const link of document.querySelectorAll("a.md-select__link[hreflang]")) {
       const target = new URL(link.getAttribute("href"), location.href)
-<<<<<<< ours
       target.hash = hash
+      target.search = location.search
       link.href = target.href
     }
   }
@@ -42,18 +37,6 @@
       if (event.target instanceof Element && event.target.closest("a.md-select__link[hreflang]"))
         carry()
     }, true)
-=======
-      target.hash = location.hash
-      target.search = location.search
-      link.href = target.href
-    }
-  }
-  if (document.readyState === "loading")
-    document.addEventListener("DOMContentLoaded", carryAnchor)
-  else
-    carryAnchor()
-  addEventListener("hashchange", carryAnchor)
-  addEventListener("posenc:url", carryAnchor)
 })();
 
 /* Explorers (hooks/explorers.py): each one's module is imported when the explorer comes within
@@ -71,7 +54,6 @@
     }
   }, { rootMargin: "100% 0px" })
   for (const box of boxes) near.observe(box)
->>>>>>> theirs
 })();
 
 /* The light/dark toggle (overrides/partials/palette.html says why it is not Material's
