@@ -59,11 +59,12 @@ def sinusoidal_torch(size, repeat, device):
             "posenc",
             lambda: posenc.sinusoidal(torch.arange(n, device=device), d),
         ),
-        "naive torch (tutorial code)": ("peer", lambda: peers.naive_torch(n, d)),
-        "timm build_sincos2d_pos_embed": ("peer", lambda: peers.timm_table()(n, d)),
+        # the peers make their tensors with torch's factory functions: on ``device`` here
+        "naive torch (tutorial code)": ("peer", _on(device, lambda: peers.naive_torch(n, d))),
+        "timm build_sincos2d_pos_embed": ("peer", _on(device, lambda: peers.timm_table()(n, d))),
         "positional-encodings PositionalEncoding1D": (
             "peer",
-            lambda: peers.positional_encodings_1d()(n, d),
+            _on(device, lambda: peers.positional_encodings_1d()(n, d)),
         ),
         "floor: torch.sin over the table": ("floor", lambda: torch.sin(_scratch(n, d, device))),
         "floor: fill_ a new table": ("floor", lambda: torch.empty(n, d, device=device).fill_(0.5)),
@@ -129,6 +130,16 @@ def _window_error(fn, centres, dim=64, window=256):
 
 
 _SCRATCH = {}
+
+
+def _on(device, fn):
+    """``fn`` with ``device`` as torch's default device (for peers that take no device)."""
+
+    def run():
+        with torch.device(device):
+            return fn()
+
+    return run
 
 
 def _scratch(n, d, device):

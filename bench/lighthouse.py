@@ -7,7 +7,8 @@ its default mobile preset (Moto G Power viewport, simulated slow 4G, 4x CPU slow
 heaviest page of each kind, in both languages:
 
 * math: the page with the most formulas;  * figures: the page with the most figures;
-* home: ``/``;  * API: the API page (``/api/``, ``/api-*/``) with the most HTML elements.
+* home: ``/``;  * API: the API page (``/api/``, ``/api-*/``) with the most HTML elements;
+* explorer: every other page that holds an interactive explorer (hooks/explorers.py).
 
 Scores (0-100), FCP, LCP, TBT, CLS, Speed Index, bytes transferred and requests are MERGED into
 ``docs/assets/bench.json`` under the key ``lighthouse``; the package benchmarks in that file are
@@ -69,10 +70,12 @@ def build_site(target: Path) -> None:
 
 
 def choose_pages(site: Path) -> list[tuple[str, str]]:
-    """(kind, path) for the heaviest page of each kind, English then Chinese. The API reference
+    """(kind, path) for the heaviest page of each kind, and each page with an explorer, English
+    then Chinese. The API reference
     is an overview (``/api/``) and sub-pages (``/api-*/``): its page is the one with the most
     HTML elements."""
     counts: dict[str, tuple[int, int, int]] = {}
+    explorers: list[str] = []
     for html in sorted(site.glob("*/index.html")):
         if html.parent.name in ("assets", "search", "zh"):
             continue
@@ -82,6 +85,8 @@ def choose_pages(site: Path) -> list[tuple[str, str]]:
             text.count('class="posenc-figure"'),
             len(re.findall(r"<[a-zA-Z]", text)),
         )
+        if "data-explorer=" in text:
+            explorers.append(html.parent.name)
     if not counts:
         raise FileNotFoundError(f"no pages in {site}")
     api_pages = [p for p in counts if p == "api" or p.startswith("api-")]
@@ -91,6 +96,7 @@ def choose_pages(site: Path) -> list[tuple[str, str]]:
     math = max(counts, key=lambda p: counts[p][0])
     figures = max((p for p in counts if p != math), key=lambda p: counts[p][1])
     kinds = [("math", f"{math}/"), ("figures", f"{figures}/"), ("home", ""), ("api", f"{api}/")]
+    kinds += [("explorer", f"{p}/") for p in explorers if p not in (math, figures, api)]
     return [(kind, f"/{prefix}{path}") for prefix in ("", "zh/") for kind, path in kinds]
 
 

@@ -34,9 +34,9 @@ TAG = re.compile(r"<[^>]+>")
 
 TEXT = {
     "en": {
-        "downloads": "Run this page:",
-        "notebook": "notebook (.ipynb)",
-        "script": "script (.py)",
+        "downloads": "Download this page to run it, with its text and the outputs it shows:",
+        "notebook": "notebook <code>{file}</code>",
+        "script": "script <code>{file}</code>",
         "checked": "The checks on this page last ran on {date} against {versions}.",
         "checked_src": " <small>(recorded by <code>make bench</code> in bench.json)</small>",
         "cite": "Cite this page",
@@ -44,9 +44,9 @@ TEXT = {
         "not_found": "Page not found",
     },
     "zh": {
-        "downloads": "运行本页代码：",
-        "notebook": "Jupyter 笔记本（.ipynb）",
-        "script": "Python 脚本（.py）",
+        "downloads": "下载本页的中文版，在本地运行（含正文、代码与页面所示的输出）：",
+        "notebook": "Jupyter 笔记本 <code>{file}</code>",
+        "script": "Python 脚本 <code>{file}</code>",
         "checked": "本页的检验代码最近一次于 {date} 运行，所用版本：{versions}。",
         # full-width parentheses, no space after the full stop (issue 23)
         "checked_src": "<small>（由 <code>make bench</code> 记录在 bench.json 中）</small>",
@@ -171,8 +171,8 @@ def footer(page, lang: str) -> str:
         stem = downloads["stem"]
         parts.append(
             f'<p class="posenc-downloads">{t["downloads"]} '
-            f'<a href="{stem}.ipynb" download>{t["notebook"]}</a> · '
-            f'<a href="{stem}.py" download>{t["script"]}</a></p>'
+            f'<a href="{stem}.ipynb" download>{t["notebook"].format(file=stem + ".ipynb")}</a> · '
+            f'<a href="{stem}.py" download>{t["script"].format(file=stem + ".py")}</a></p>'
         )
     checked = _RECORDS.get("checked") if _RECORDS else checked_against()
     if checked:

@@ -81,6 +81,10 @@ PATTERNS = [
     (r"^naive (\w+)$", r"朴素实现 \1"),
     # performance page: the case titles of bench.json
     (r"^sinusoidal table (.*)$", r"正弦位置编码表 \1"),
+    (
+        r"^RoPE on q and k (.*), every allocation in huge pages \((.*)\)$",
+        r"对 q、k 应用旋转位置编码 \1，所有内存分配都用大页（\2）",
+    ),
     (r"^RoPE on q and k (.*)$", r"对 q、k 应用旋转位置编码 \1"),
     (r"^module forward, (.*)$", r"模块前向计算，\1"),
 ]

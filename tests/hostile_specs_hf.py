@@ -24,7 +24,7 @@ from hostile_values import (
     bad_type,
     bad_value,
     choice_cases,
-    is_empty,
+    empty_seq,
     lazy,
     on_meta,
     positions_cases,
@@ -339,12 +339,9 @@ SPECS = [
                 X,
                 numpy_ok=True,
                 overrides={
-                    "empty-seq": None,
-                    "+empty-seq": lazy(
+                    **empty_seq(
                         "x",
-                        "empty-seq",
-                        lambda: X()[..., :0, :],
-                        Works(is_empty),
+                        X,
                         position_ids=np.arange(0),
                     ),
                     "meta": Either(Same(X, meta=True), bad_value("x", "position_ids")),

@@ -19,6 +19,7 @@ from hostile_values import (
     bad_value,
     bool_cases,
     choice_cases,
+    empty_seq,
     is_empty,
     lazy,
     positions_cases,
@@ -89,12 +90,9 @@ SPECS = [
                 K,
                 numpy_ok=True,
                 overrides={
-                    "empty-seq": None,
-                    "+empty-seq": lazy(
+                    **empty_seq(
                         "k",
-                        "empty-seq",
-                        lambda: K()[..., :0, :],
-                        Works(is_empty),
+                        K,
                         from_positions=np.arange(0),
                         to_positions=np.arange(0),
                     ),

@@ -17,7 +17,7 @@ from hostile_values import (
     bad_type,
     bad_value,
     choice_cases,
-    is_empty,
+    empty_seq,
     lazy,
     positions_cases,
     real_cases,
@@ -89,10 +89,7 @@ SPECS = [
                 X,
                 numpy_ok=True,
                 overrides={
-                    "empty-seq": None,
-                    "+empty-seq": lazy(
-                        "x", "empty-seq", lambda: X()[..., :0, :], Works(is_empty), positions=0
-                    ),
+                    **empty_seq("x", X, positions=0),
                     "+odd-dim": lazy("x", "odd-dim", lambda: X()[..., :15], bad_value("x")),
                     "+numpy": lazy(
                         "x",

@@ -19,6 +19,7 @@ from hostile_values import (
     bad_value,
     bool_cases,
     choice_cases,
+    empty_seq,
     is_empty,
     lazy,
     on_meta,
@@ -77,12 +78,9 @@ def _x_rows(ref, base_positions, numpy_ok=True, meta="works", **extra):
         numpy_ok=numpy_ok,
         meta=meta,
         overrides={
-            "empty-seq": None,
-            "+empty-seq": lazy(
+            **empty_seq(
                 "x",
-                "empty-seq",
-                lambda: ref()[..., :0, :],
-                Works(is_empty),
+                ref,
                 positions=np.zeros((0, 2), dtype=np.int64),
             ),
             "+numpy-tensor-positions": lazy(

@@ -16,6 +16,7 @@ from hostile_values import (
     bad_type,
     bad_value,
     choice_cases,
+    empty_seq,
     is_empty,
     lazy,
     on_meta,
@@ -155,12 +156,9 @@ SPECS = [
                 X,
                 numpy_ok=True,
                 overrides={
-                    "empty-seq": None,
-                    "+empty-seq": lazy(
+                    **empty_seq(
                         "x",
-                        "empty-seq",
-                        lambda: X()[..., :0, :],
-                        Works(is_empty),
+                        X,
                         positions=np.zeros((0, 3)),
                     ),  # fmt: skip
                     "zero-width": bad_value("x", "axes_dim"),
@@ -202,12 +200,9 @@ SPECS = [
                 X,
                 numpy_ok=True,
                 overrides={
-                    "empty-seq": None,
-                    "+empty-seq": lazy(
+                    **empty_seq(
                         "x",
-                        "empty-seq",
-                        lambda: X()[..., :0, :],
-                        Works(is_empty),
+                        X,
                         position_ids=np.zeros((3, 0)),
                     ),  # fmt: skip
                     "zero-width": bad_value("x", "head_dim"),

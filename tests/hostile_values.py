@@ -532,6 +532,15 @@ def x_cases(
     return with_overrides(cases, overrides)
 
 
+def empty_seq(arg: str, ref: Callable[[], torch.Tensor], **with_: Any) -> dict[str, Case | None]:
+    """Overrides for x_cases: ``arg`` with no tokens (seq = 0) works and is empty when the other
+    arguments of ``with_`` (the positions) are empty too, replacing x_cases' own empty-seq row."""
+    return {
+        "empty-seq": None,
+        "+empty-seq": lazy(arg, "empty-seq", lambda: ref()[..., :0, :], Works(is_empty), **with_),
+    }
+
+
 def like_cases(arg: str = "like") -> list[Case]:
     return [
         lazy(

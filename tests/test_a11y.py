@@ -3,7 +3,7 @@
 axe-core comes from npm (node_modules/axe-core, pinned in package.json); it is injected into
 each page with Playwright (the site itself never loads it) and a page fails on any violation,
 naming the rule and the elements. The run itself is part of the one pass per page of
-tests/test_browser_phone.py::test_page_on_a_phone (issue 23: a page was loaded twice, once for
+tests/test_browser_phone.py::check_page, in four shards (issue 23: a page was loaded twice, once for
 the phone checks and once for axe): every page is checked in the light scheme with every rule;
 the pages of ``DARK_PAGES`` (every kind of element the site has, both languages) are then
 switched to the dark scheme (what Material's toggle does) and checked again with the colour

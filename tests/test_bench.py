@@ -137,3 +137,45 @@ def test_gate_reads_the_committed_record(gate):
     record = gate.committed(ROOT / "docs" / "assets" / "bench.json")
     assert record is not None and record["cases"]
     assert gate.ratios(record)  # the committed record has ratios to compare with
+
+
+def test_torch_peers_make_their_tables_on_the_device_asked_for():
+    """`make bench DEVICE=cuda` times every torch contender on the card: the sinusoidal peers
+    take no device argument, so the case runs them with the device as torch's default (the meta
+    device stands in for one here: a peer left on the CPU would return a CPU tensor)."""
+    require("positional_encodings")  # timm is read without importing it (bench.peers.timm_sincos)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench import cases, peers
+
+    made = [
+        cases._on("meta", lambda: peers.naive_torch(8, 4))(),
+        cases._on("meta", lambda: peers.timm_table()(8, 4))(),
+        cases._on("meta", lambda: peers.positional_encodings_1d()(8, 4))(),
+    ]
+    assert [t.device.type for t in made] == ["meta"] * 3
+    assert peers.naive_torch(8, 4).device.type == torch.get_default_device().type
+
+
+def test_lighthouse_pages_are_the_heaviest_of_each_kind_and_every_explorer(tmp_path):
+    sys.path.insert(0, str(ROOT))
+    from bench.lighthouse import choose_pages
+
+    pages = {
+        "rope": '<div class="arithmatex"></div>' * 3 + '<div data-explorer="decay"></div>',
+        "sinusoidal": '<div class="posenc-figure"></div>' * 2,
+        "api-rope": "<p></p>" * 50,
+        "alibi": '<div data-explorer="bias"></div>',
+        "glossary": "<p></p>",
+    }
+    for name, html in pages.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "index.html").write_text(html, encoding="utf-8")
+    chosen = choose_pages(tmp_path)
+    assert chosen[:5] == [
+        ("math", "/rope/"),
+        ("figures", "/sinusoidal/"),
+        ("home", "/"),
+        ("api", "/api-rope/"),
+        ("explorer", "/alibi/"),  # /rope/ has one too, and is measured as the math page
+    ]
+    assert chosen[5:] == [(kind, "/zh" + path) for kind, path in chosen[:5]]

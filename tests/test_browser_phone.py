@@ -4,9 +4,12 @@ Each page is loaded once, at 390 px, and everything is checked in that load: con
 requests, typeset math, axe-core (tests/test_a11y.py holds the script and the pages checked in
 the dark scheme too), nothing wider than the screen, and, at 390 and 360 px, how display
 formulas break, that figures show whole and legible, that no table hides a column and no
-heading takes a line for its hidden link. A file of its own, so that pytest-xdist (``make test``,
-``--dist loadfile``) can run it beside tests/test_browser.py. Needs /usr/bin/chromium (see
-tests/test_browser.py).
+heading takes a line for its hidden link. Needs /usr/bin/chromium (see tests/test_browser.py).
+
+The pages are split into ``SHARDS`` shards, this file running the first and
+tests/test_browser_phone_{1,2,3}.py the others: ``make test`` distributes whole files over its
+workers (pytest-xdist ``--dist loadfile``), and in one file the pass kept one worker busy for
+most of the run while the other finished early (issue 23: the suite's 6-minute budget).
 """
 
 from __future__ import annotations
@@ -118,9 +121,31 @@ def phone_tab(browser, server):
     context.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("name", pages("en"))
+SHARDS = 4
+
+
+def shard(k: int) -> list[tuple[str, str]]:
+    """The (page, language) pairs of shard k: pages alternate between two shards per language,
+    and a page's English and Chinese versions fall in different halves (the heavy pages, atlas
+    and sinusoidal, are spread rather than stacked)."""
+    pairs = []
+    for i, name in enumerate(pages("en")):
+        pairs += [(name, "en", i % 2), (name, "zh", 2 + (i + 1) % 2)]
+    return [(name, lang) for name, lang, s in pairs if s == k]
+
+
+def test_the_shards_cover_every_page_once():
+    every = [pair for k in range(SHARDS) for pair in shard(k)]
+    assert sorted(every) == sorted((n, lang) for n in pages("en") for lang in ("en", "zh"))
+    assert all(len(shard(k)) >= len(every) // SHARDS - 1 for k in range(SHARDS))
+
+
+@pytest.mark.parametrize("name, lang", shard(0))
 def test_page_on_a_phone(phone_tab, server, lang, name):
+    check_page(phone_tab, server, lang, name)
+
+
+def check_page(pg, server, lang, name):
     """Every page of both languages, loaded once on a phone (390 px), with everything checked in
     that one load (issue 23): it loads with zero console errors (a 404 of any request counts) and
     no request leaving the site or fetching a script that typesets math; its math is typeset;
@@ -133,7 +158,6 @@ def test_page_on_a_phone(phone_tab, server, lang, name):
     no table hides a column; no heading takes a line for its hidden link."""
     from test_a11y import AXE, COLOUR_RULES, DARK_PAGES, RUN_AXE
 
-    pg = phone_tab
     pg.set_viewport_size(PHONE)
     pg.requests.clear()
     pg.console_errors.clear()

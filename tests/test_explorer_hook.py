@@ -145,3 +145,24 @@ def test_pages_place_explorers_with_the_same_line_in_both_languages():
             assert m and m["name"] in explorers.EXPLORERS, (en.name, x)
             placed[m["name"]] = en.name
     assert placed.get("rope-scaling") == "rope-scaling.md" and placed.get("rope-decay") == "rope.md"
+
+
+def test_a_notebook_says_where_the_explorer_is():
+    """hooks/notebook_prose.py: the explorer's line becomes a note with a link to it on the site."""
+    sys.path.insert(0, str(ROOT / "hooks"))
+    try:
+        from notebook_prose import Prose
+    finally:
+        sys.path.remove(str(ROOT / "hooks"))
+    for lang, words in (("en", "interactive explorer"), ("zh", "交互图")):
+        prose = Prose("https://x.test/rope/", "https://x.test/", lang)
+        for line in (
+            "## Decay { #decay-explorer }",
+            "",
+            '<div class="posenc-explorer" data-explorer="rope-decay"></div>',
+        ):
+            prose.add(line)
+        prose.flush()
+        text = "\n".join(prose.cells)
+        assert "posenc-explorer" not in text and words in text
+        assert "(https://x.test/rope/#decay-explorer)" in text

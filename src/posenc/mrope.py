@@ -205,8 +205,9 @@ def _cat(x: Any) -> Any:
     return lambda parts: np.concatenate(parts, axis=-1)
 
 
-def _pair_axes(half: int, mrope_section: Any, interleaved: bool) -> list[int]:
-    """The axis (0 = t, 1 = h, 2 = w) of each of the ``half`` frequency pairs."""
+def _check_section(half: int, mrope_section: Any) -> list[int]:
+    """``mrope_section`` as 3 ints (t, h, w) summing to ``half`` (head_dim / 2), or a clear error;
+    shared by M-RoPE and VideoRoPE (posenc.video_rope)."""
     if isinstance(mrope_section, (str, bytes)) or not hasattr(mrope_section, "__len__"):
         raise TypeError(
             f"mrope_section must be a sequence of 3 non-negative ints, got {_describe(mrope_section)}"
@@ -226,6 +227,12 @@ def _pair_axes(half: int, mrope_section: Any, interleaved: bool) -> list[int]:
         raise ValueError(
             f"mrope_section must be 3 non-negative ints summing to head_dim / 2 = {half}, got {sec}"
         )
+    return sec
+
+
+def _pair_axes(half: int, mrope_section: Any, interleaved: bool) -> list[int]:
+    """The axis (0 = t, 1 = h, 2 = w) of each of the ``half`` frequency pairs."""
+    sec = _check_section(half, mrope_section)
     if not interleaved:
         return [0] * sec[0] + [1] * sec[1] + [2] * sec[2]
     axes = [0] * half  # Qwen3-VL: t everywhere, then h on 1, 4, 7, ... and w on 2, 5, 8, ...

@@ -21,7 +21,6 @@ Both keep M-RoPE's three ids per token (temporal ``t``, height ``h``, width ``w`
 
 from __future__ import annotations
 
-import numbers
 import sys
 from typing import TYPE_CHECKING, Any, overload
 
@@ -29,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._array import _describe, check_base, check_scalar, is_torch
-from .mrope import MAX_TOKENS, _bands, _cat, _check_ids, _segment, _size
+from .mrope import MAX_TOKENS, _bands, _cat, _check_ids, _check_section, _segment, _size
 from .rope import _check_x, _cos_sin, _fit_positions, _rotate, _work_dtype
 
 if TYPE_CHECKING:
@@ -197,23 +196,7 @@ def videorope_position_ids(
 
 def _videorope_axes(half: int, mrope_section: Any) -> list[int]:
     """The axis (0 = t, 1 = h, 2 = w) of each pair: h, w, h, w, ... then ``s_t`` pairs of t."""
-    if isinstance(mrope_section, (str, bytes)) or not hasattr(mrope_section, "__len__"):
-        raise TypeError(
-            f"mrope_section must be a sequence of 3 non-negative ints, got {_describe(mrope_section)}"
-        )
-    sec = mrope_section.tolist() if hasattr(mrope_section, "tolist") else list(mrope_section)
-    if len(sec) != 3:
-        raise ValueError(
-            f"mrope_section must have 3 entries (temporal, height, width), got {len(sec)}: {sec}"
-        )
-    for s in sec:
-        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
-            raise TypeError(f"mrope_section must hold non-negative ints, got {_describe(s)}")
-    sec = [int(s) for s in sec]
-    if min(sec) < 0 or sum(sec) != half:
-        raise ValueError(
-            f"mrope_section must be 3 non-negative ints summing to head_dim / 2 = {half}, got {sec}"
-        )
+    sec = _check_section(half, mrope_section)
     spatial = sec[1] + sec[2]
     return [1 + (i % 2) for i in range(spatial)] + [0] * sec[0]
 

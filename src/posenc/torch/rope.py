@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -12,7 +11,7 @@ import torch
 from torch import nn
 
 from .. import _rope_torch
-from .._array import check_choice, check_dim
+from .._array import check_choice, check_dim, memory_bytes
 from .._typing import Pairing, PositionsLike
 from ..rope import PAIRINGS, _cos_sin, _fit_positions, _rotary_dim, _rotate, rope_frequencies
 from ._common import check_entries, check_input, check_offset, is_compiling, rebuild
@@ -310,10 +309,10 @@ def _check_cache_fits(max_len: int, half: int, device: torch.device, dtype: torc
 
     Computing the cache holds the float64 positions and ``cos + i sin`` in complex128 (32 bytes
     per entry with the positions) besides the two tables in ``dtype``; past the device's
-    memory the allocator would fail deep inside torch (or the machine would swap), so the
+    memory (posenc._array.memory_bytes: memory and swap for the CPU) the allocator would fail deep inside torch (or the machine would swap), so the
     module says so first. Devices whose memory is not known (meta, mps, ...) are not checked.
     """
-    total = _device_memory(device)
+    total = memory_bytes(device)
     if total is None:
         return
     entries = max_len * half
@@ -326,18 +325,6 @@ def _check_cache_fits(max_len: int, half: int, device: torch.device, dtype: torc
             f"while it is computed, more than the {_bytes(total)} of memory on {device}; pass a "
             "smaller max_len (positions past the cache are computed exactly on the fly)"
         )
-
-
-def _device_memory(device: torch.device) -> int | None:
-    """Bytes of memory of ``device`` (physical memory for the CPU), or None where unknown."""
-    try:
-        if device.type == "cpu":
-            return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-        if device.type == "cuda":
-            return int(torch.cuda.get_device_properties(device).total_memory)
-    except (AttributeError, OSError, ValueError, RuntimeError):  # no sysconf (Windows), ...
-        return None
-    return None
 
 
 def _bytes(n: int) -> str:
