@@ -277,6 +277,10 @@ BUILT_FROM = {
     # (its code predictor's and code2wav's) that the composite annotation points at
     "qwen3_omni_moe_talker_text": "Qwen3OmniMoeTalkerRotaryEmbedding",
 }
+# MLA models whose attention always calls apply_rotary_pos_emb_interleave while their module's
+# apply_rotary_pos_emb serves another part: DeepSeek-V3.2's DSA indexer (rotate_half on the first
+# features, held to the model by tests/test_hf_indexer.py); walked with the attention's function
+ALWAYS_INTERLEAVED = {"deepseek_v32"}
 # rotary code that posenc.hf cannot express (or that the walk's generic call would misread),
 # with what the model's code does; reported unverified without walking
 NOT_DESCRIBED = {
@@ -495,7 +499,8 @@ def walk_one(model_type: str, module: str) -> Outcome:
         )
     rc = rots[0]
     apply_fn = getattr(mod, "apply_rotary_pos_emb", None)
-    if apply_fn is None:  # MLA models that always interleave (Bailing, LongCat, GLM-MoE-DSA)
+    if apply_fn is None or model_type in ALWAYS_INTERLEAVED:
+        # MLA models that always interleave (Bailing, LongCat, GLM-MoE-DSA, DeepSeek-V3.2)
         apply_fn = getattr(mod, "apply_rotary_pos_emb_interleave", None)
     if apply_fn is None and hasattr(mod, "apply_rotary_emb"):
         apply_fn = _complex_apply(mod.apply_rotary_emb, bshd=model_type.startswith("llama4"))

@@ -107,6 +107,58 @@ def _is_call(out):
     return True
 
 
+# Llama 4's query temperature (issue 20, goal 4): layer 3 is NoPE, its queries scaled from p = 3
+LLAMA4 = posenc.hf.describe(
+    {
+        "model_type": "llama4_text",
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "head_dim": 16,
+        "num_hidden_layers": 4,
+        "floor_scale": 4,
+        "attn_scale": 0.5,
+    }
+)
+
+
+def _scale(q, positions, layer):
+    return LLAMA4.scale_queries(q, positions, layer=layer)
+
+
+def _scaled(out):
+    """Rows of X() times 1 + 0.5 * log1p(floor((p + 1) / 4)) at p = 0..3: the last row scaled."""
+    want = X().clone()
+    want[:, :, 3] *= 1 + 0.5 * math.log(2)
+    torch.testing.assert_close(out, want, rtol=1e-6, atol=0)
+    return True
+
+
+# DeepSeek-V3.2's DSA indexer (issue 20, goal 4): 16-wide heads, the first 8 features rotate
+V32 = posenc.hf.describe(
+    {
+        "model_type": "deepseek_v32",
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "num_hidden_layers": 2,
+        "qk_nope_head_dim": 8,
+        "qk_rope_head_dim": 8,
+        "index_head_dim": 16,
+    }
+)
+
+
+def _rotate_indexer(x, position_ids):
+    return V32.rotate_indexer(x, position_ids)
+
+
+def _indexer_rotation(out):
+    """The first 8 features turned as posenc.apply_rope turns them, the last 8 untouched."""
+    want = posenc.apply_rope(X(), torch.as_tensor(P4), base=10000.0, pairing="half", rotary_dim=8)
+    torch.testing.assert_close(out, want, rtol=1e-6, atol=1e-6)
+    assert torch.equal(out[..., 8:], X()[..., 8:])
+    return True
+
+
 def _key(label, key, value, expect):
     return Case("config", label, _cfg(**{key: value}), expect)
 
@@ -428,6 +480,104 @@ SPECS = [
                 overrides={
                     "negative": Same(0),
                     "+past-end": Case("layer", "past-end", 2, bad_value("layer")),
+                },
+            ),
+        ],
+    ),
+    Spec(
+        "posenc.hf.Scheme.scale_queries",
+        _scale,
+        {"q": X(), "positions": P4, "layer": 3},
+        [
+            Case("q", "scaled", X(), Works(_scaled)),
+            *x_cases(
+                "q",
+                X,
+                numpy_ok=True,
+                overrides={
+                    **empty_seq("q", X, positions=np.arange(0)),
+                    "meta": Either(Same(X, meta=True), bad_value("q", "positions")),
+                    "+rank-3": lazy("q", "rank-3", lambda: X()[0], bad_value("q")),
+                    # a NoPE layer has no head width to hold q to: the scale takes any width
+                    "+other-head_dim": lazy(
+                        "q",
+                        "other-head_dim",
+                        lambda: X()[..., :8],
+                        Works(lambda o: o.shape[-1] == 8),
+                    ),
+                },
+            ),
+            *positions_cases(
+                "positions",
+                P4,
+                empty=bad_value("positions"),
+                overrides={
+                    "np-int64-scalar": bad_value("positions"),
+                    "np-0d": bad_value("positions"),
+                    "torch-0d": bad_value("positions"),
+                    "torch-meta": bad_value("positions"),
+                    "+wrong-seq": Case(
+                        "positions", "wrong-seq", np.arange(5), bad_value("positions")
+                    ),
+                    "+torch-with-numpy-q": lazy(
+                        "positions",
+                        "torch-with-numpy-q",
+                        lambda: torch.arange(4),
+                        bad_type("positions"),
+                        q=X().cpu().numpy(),
+                    ),
+                },
+            ),
+            *size_cases(
+                "layer",
+                3,
+                zero=Same(0),
+                overrides={
+                    "negative": Same(0),  # layer -2: layer 2 rotates, its queries unscaled
+                    "+rotating": Case("layer", "rotating", 0, Works(lambda o: torch.equal(o, X()))),
+                    "+past-end": Case("layer", "past-end", 4, bad_value("layer")),
+                },
+            ),
+        ],
+    ),
+    Spec(
+        "posenc.hf.Scheme.rotate_indexer",
+        _rotate_indexer,
+        {"x": X(), "position_ids": P4},
+        [
+            Case("x", "rotation", X(), Works(_indexer_rotation)),
+            *x_cases(
+                "x",
+                X,
+                numpy_ok=True,
+                overrides={
+                    **empty_seq("x", X, position_ids=np.arange(0)),
+                    "meta": Either(Same(X, meta=True), bad_value("x", "position_ids")),
+                    "+rank-3": lazy("x", "rank-3", lambda: X()[0], bad_value("x")),
+                    "+other-head_dim": lazy(
+                        "x", "other-head_dim", lambda: X()[..., :8], bad_value("x")
+                    ),
+                },
+            ),
+            *positions_cases(
+                "position_ids",
+                P4,
+                empty=bad_value("position_ids"),
+                overrides={
+                    "np-int64-scalar": bad_value("position_ids"),
+                    "np-0d": bad_value("position_ids"),
+                    "torch-0d": bad_value("position_ids"),
+                    "torch-meta": bad_value("position_ids"),
+                    "+wrong-seq": Case(
+                        "position_ids", "wrong-seq", np.arange(5), bad_value("position_ids")
+                    ),
+                    "+torch-with-numpy-x": lazy(
+                        "position_ids",
+                        "torch-with-numpy-x",
+                        lambda: torch.arange(4),
+                        bad_type("position_ids"),
+                        x=X().cpu().numpy(),
+                    ),
                 },
             ),
         ],

@@ -62,13 +62,13 @@ def test_explain_json_groups_layers_and_carries_the_call_and_the_pitfalls(tmp_pa
     """issue 20, goal 6: --json was Scheme.to_dict(), 854 lines for Llama 3.1 (one object per
     identical layer), with no posenc call, no pitfalls and the same text in zh."""
     from hf_configs import llama31
-    from posenc.hf.explain import SCHEMA
+    from posenc.hf.explain import _SCHEMA
 
     scheme = posenc.hf.describe(llama31())
     status, out, err = _run(capsys, _write(tmp_path, llama31()), "--json")
     assert (status, err) == (0, "")
     data = json.loads(out)
-    assert data["schema"] == SCHEMA == "posenc.explain/1" and data["lang"] == "en"
+    assert data["schema"] == _SCHEMA == "posenc.explain/1" and data["lang"] == "en"
     assert data["posenc"] == posenc.__version__
     assert len(out.splitlines()) < 100, len(out.splitlines())  # was 854
     (group,) = data["layer_groups"]
@@ -76,11 +76,11 @@ def test_explain_json_groups_layers_and_carries_the_call_and_the_pitfalls(tmp_pa
     assert group["call"] == posenc.hf.posenc_call(scheme, 0)
     assert group["sources"]["base"] == "config['rope_theta']"
     assert group["sources"]["attention_factor"] == "1 (model code)"
-    assert data["pitfalls"] == posenc.hf.explain.pitfalls(scheme, "en")
+    assert data["pitfalls"] == posenc.hf.explain._pitfalls(scheme, "en")
     assert data["num_layers"] == 32 and data["kind"] == "rope"
     status, out_zh, _ = _run(capsys, _write(tmp_path, llama31()), "--json", "--lang", "zh")
     zh = json.loads(out_zh)
-    assert zh["lang"] == "zh" and zh["pitfalls"] == posenc.hf.explain.pitfalls(scheme, "zh")
+    assert zh["lang"] == "zh" and zh["pitfalls"] == posenc.hf.explain._pitfalls(scheme, "zh")
     assert zh["pitfalls"] != data["pitfalls"] and "（" in zh["title"]
 
 

@@ -121,7 +121,8 @@ def test_explain_names_the_hidden_state_pitfall(lang):
     else:
         assert "旋转对象：分头后的隐藏状态，在 W_q 与 W_k 之前" in text
         assert "q·k 不只依赖位置偏移" in text
-    assert "posenc.apply_rope(h, position_ids, base=10000, pairing='half')  # h = hidden" in text
+    assert "posenc.apply_rope(h, position_ids, base=10000, pairing='half')  # h " in text
+    assert ("# h = hidden" if lang == "en" else "# h 为隐藏状态") in text
     assert "position_embeddings_type" in text and "pos_conv_embed" in text
 
 
@@ -187,7 +188,7 @@ def test_explain_says_values_rotate_too(lang):
     assert ("Values rotate too" if lang == "en" else "值向量也要旋转") in text
     assert ("queries, keys and values" if lang == "en" else "查询、键与值") in text
     assert "posenc.apply_rope(x, position_ids, base=10000, pairing='half', rotary_dim=32)" in text
-    assert "# x = q, k and v alike" in text
+    assert ("# x = q, k and v alike" if lang == "en" else "# x 为 q、k、v，一样旋转") in text
     assert "speech_config" in text
 
 
@@ -286,7 +287,9 @@ def test_explain_says_one_head_rotates(lang):
     text = hf.describe(token2wav()).explain(lang)
     first = "Only the first attention head" if lang == "en" else "只有 q、k 的第一个注意力头旋转"
     assert first in text
-    assert "rotated_heads = 1  <- model code" in text
+    assert (
+        "rotated_heads = 1  <- model code" if lang == "en" else "rotated_heads = 1  <- 模型代码"
+    ) in text
     assert "posenc.hf.describe(config).rotate(q, position_ids, layer=0)" in text
     assert "dit_config" in text
 
@@ -361,7 +364,8 @@ def test_explain_names_the_two_axes(lang):
     text = hf.describe(neomme()).explain(lang)
     assert ("pair j turns by the row id when j is even" if lang == "en"
             else "为偶数时按行 id 旋转") in text  # fmt: skip
-    assert "mrope_section = (4, 4)  <- model code (pairs alternate row, column)" in text
+    assert ("mrope_section = (4, 4)  <- model code (pairs alternate row, column)" if lang == "en"
+            else "mrope_section = (4, 4)  <- 模型代码（频率对按行、列交替）") in text  # fmt: skip
     assert "posenc.hf.describe(config).rotate(q, position_ids, layer=5)" in text
 
 

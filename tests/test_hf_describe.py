@@ -959,7 +959,7 @@ def test_explain_says_when_the_installed_transformers_is_not_the_verified_one(mo
 
 
 def test_pitfalls_follow_the_config_not_the_convention(schemes):
-    from posenc.hf.explain import pitfalls
+    from posenc.hf.explain import _pitfalls as pitfalls
 
     def scale(name):
         return [p for p in pitfalls(schemes[name]) if "attention factor" in p]
@@ -1009,7 +1009,7 @@ def test_zh_source_annotations_are_chinese():
 def test_mla_softmax_scale_is_computed_for_the_config(mscale_all_dim, multiplier):
     """issue 20, goal 4: the MLA softmax-scale multiplier printed, not only named (DeepSeek-V3
     x1.874, DeepSeek-V2-Lite's mscale_all_dim 0.707 x1.590), equal to transformers' own."""
-    from posenc.hf.explain import pitfalls
+    from posenc.hf.explain import _pitfalls as pitfalls
 
     cfg = deepseek_v3()
     cfg["rope_scaling"] = {**cfg["rope_scaling"], "mscale_all_dim": mscale_all_dim}

@@ -63,3 +63,38 @@ def test_refusals():
         compat.whisper_sinusoids(4, 7)
     with pytest.raises(TypeError, match="like"):
         compat.whisper_sinusoids(4, 8, like=np.zeros(1))
+
+
+@pytest.mark.parametrize("name", ["openai--whisper-tiny", "openai--whisper-large-v3"])
+def test_describe_gives_both_tables_as_transformers_builds_them(name):
+    """describe(config.json) of a shipped Whisper file (issue 20, item 5): the encoder's fixed
+    table of max_source_positions rows, the decoder's learned one of max_target_positions rows,
+    as WhisperModel (transformers 5.24) builds them from the same file (on the meta device)."""
+    import json
+    from pathlib import Path
+
+    import posenc.hf
+
+    require("transformers")
+    from transformers import WhisperConfig, WhisperModel
+    from transformers.models.whisper.modeling_whisper import WhisperPositionalEmbedding
+
+    path = Path(__file__).parent / "hf_corpus" / "sinusoidal" / f"{name}.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    scheme = posenc.hf.describe(config)
+    f = scheme.fixed
+    with torch.device("meta"):
+        model = WhisperModel(WhisperConfig.from_dict(config))
+    enc, dec = model.encoder.embed_positions, model.decoder.embed_positions
+    assert (f["length"], f["dim"]) == (enc.num_embeddings, enc.embedding_dim)
+    assert not enc.weight.requires_grad  # fixed: the sinusoids, frozen
+    assert isinstance(dec, WhisperPositionalEmbedding) and dec.weight.requires_grad
+    assert (f["decoder_table"], f["decoder_length"]) == ("learned", dec.num_embeddings)
+    assert dec.embedding_dim == f["dim"]
+    assert scheme.sources["length"] == "config['max_source_positions']"
+    assert scheme.sources["decoder_length"] == "config['max_target_positions']"
+    text = scheme.explain()
+    assert f"posenc.compat.whisper_sinusoids({f['length']}, {f['dim']})" in text
+    assert f"decoder_length = {f['decoder_length']}  <- config['max_target_positions']" in text
+    # the table that call builds is the encoder's (tests above: bit for bit)
+    assert posenc.hf.describe(config).function()(4).shape == (4, f["dim"])

@@ -137,6 +137,12 @@ def _explain(args: argparse.Namespace) -> int:
 
     try:
         scheme = posenc.hf.describe(config)
+        if scheme.kind == "unknown" and args.lang == "zh":
+            return _fail(
+                f"{path}：posenc.hf 不描述 model_type {scheme.model_type!r}（它认识 "
+                f"{len(posenc.hf.MODELS)} 个经过验证的模型类型，见 {_EXPLAIN} --list）。"
+                + "".join(scheme.notes_zh)
+            )
         if scheme.kind == "unknown":
             return _fail(
                 f"{path}: model_type {scheme.model_type!r} is not described by posenc.hf "
@@ -144,9 +150,9 @@ def _explain(args: argparse.Namespace) -> int:
                 f"--list). {' '.join(scheme.notes)}"
             )
         if args.json:
-            from posenc.hf.explain import explain_dict
+            from posenc.hf.explain import _explain_dict
 
-            data = explain_dict(scheme, args.lang)
+            data = _explain_dict(scheme, args.lang)
             text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
         else:
             text = scheme.explain(args.lang)

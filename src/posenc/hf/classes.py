@@ -93,6 +93,13 @@ READ_KEYS: tuple[str, ...] = (
     "encoder_layers",
     "full_attention_interval",
     "cross_attention_layers",
+    "attn_scale",
+    "attn_temperature_tuning",
+    "floor_scale",
+    "index_head_dim",
+    "index_n_heads",
+    "max_source_positions",
+    "max_target_positions",
 )
 
 

@@ -1,4 +1,11 @@
-"""``Scheme.explain``: the scheme in a few lines of English or Chinese."""
+"""``Scheme.explain``: the scheme in a few lines of English or Chinese.
+
+The data of ``posenc explain --json`` (``_explain_dict``, schema ``_SCHEMA``) and the pitfalls
+(``_pitfalls``) are private: their public forms are the command's ``--json`` output (schema
+``posenc.explain/1``, documented on the atlas page) and :meth:`Scheme.explain`, with
+:meth:`Scheme.to_dict` for the data in Python. A Python function returning the same JSON would be
+a third public form of one thing (issue 20, item 6).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,7 @@ from .conventions import CONVENTIONS
 from .layer import LayerScheme
 from .registry import TRANSFORMERS_VERSION, as_jsonable, installed_transformers, verified_on
 
-__all__ = ["explain", "explain_dict", "pitfalls", "posenc_call"]
+__all__ = ["explain", "posenc_call"]
 
 
 class SchemeLike(Protocol):
@@ -67,6 +74,11 @@ _TEXT = {
         "layers": "Layers: {n}",
         "group": "Layers {which} ({layer_type}):",
         "nope": "Layers {which} ({layer_type}): no rotation (NoPE)",
+        "none": "Layers {which} ({layer_type}): no positions (their attention takes none)",
+        "temperature": (
+            "attention temperature (queries only): q × (1 + {a:g}·log1p(floor((p + 1) / {s}))), "
+            "p the cache position (arange(seq) + tokens already cached); keys unscaled"
+        ),
         "call": "posenc call:",
         "pitfalls": "Pitfalls:",
         "notes": "Quirks of {model_type}:",
@@ -78,6 +90,10 @@ _TEXT = {
         ),
         "norotate": "Positions: {kind} (no rotation of q and k).",
         "qkv": "Rotates: queries, keys and values (values rotate too, by the same angles).",
+        "indexer": (
+            "DSA lightning indexer, in every layer (its own q and k heads, the FIRST rotary_dim "
+            "features rotated with the attention's cos and sin):"
+        ),
         "hidden": (
             "Rotates: the hidden states split into heads, before W_q and W_k (the same rotated "
             "states feed both projections; values are not rotated)."
@@ -92,6 +108,11 @@ _TEXT = {
         "layers": "层数：{n}",
         "group": "第 {which} 层（{layer_type}）：",
         "nope": "第 {which} 层（{layer_type}）：不旋转（NoPE）",
+        "none": "第 {which} 层（{layer_type}）：没有位置信息（这些层的注意力不使用位置）",
+        "temperature": (
+            "注意力温度（只乘在查询上）：q × (1 + {a:g}·log1p(floor((p + 1) / {s})))，p 为缓存位置"
+            "（arange(seq) 加上已缓存的词元数）；键不缩放"
+        ),
         "call": "posenc 调用：",
         "pitfalls": "移植要点：",
         "notes": "{model_type} 的特别之处：",
@@ -103,6 +124,10 @@ _TEXT = {
         ),
         "norotate": "位置：{kind}（不旋转 q 与 k）。",
         "qkv": "旋转对象：查询、键与值（值向量也按相同角度旋转）。",
+        "indexer": (
+            "DSA 闪电索引器，每层都有（自己的 q、k 头，用注意力的 cos 与 sin 旋转其前 rotary_dim "
+            "个特征）："
+        ),
         "hidden": (
             "旋转对象：分头后的隐藏状态，在 W_q 与 W_k 之前（同一份旋转后的状态送入两个投影；"
             "值向量不旋转）。"
@@ -159,7 +184,25 @@ def posenc_call(scheme: SchemeLike, layer: int = 0) -> str:
             f"model_type {scheme.model_type!r} is unknown to posenc.hf: no posenc call is "
             "described for it (see Scheme.notes)"
         )
-    spec = scheme.layer(layer)
+    return _call_for(scheme, scheme.layer(layer))
+
+
+def _call_for(scheme: SchemeLike, spec: LayerScheme) -> str:
+    """The posenc call of one layer's parameters (a layer of the scheme, or its indexer)."""
+    if spec.layer_type == "indexer":
+        if spec.pairing == "half":
+            return (
+                f"posenc.apply_rope(x, position_ids, base={_num(spec.base)}, pairing='half', "
+                f"rotary_dim={spec.rotary_dim}"
+                + (f", scaling={dict(spec.scaling)!r}" if spec.scaling else "")
+                + ")  # x = the indexer's q or k heads"
+            )
+        return "posenc.hf.describe(config).rotate_indexer(x, position_ids)"
+    if spec.kind == "nope" and spec.query_temperature is not None:
+        return (
+            f"posenc.hf.describe(config).scale_queries(q, cache_position, layer={spec.index})"
+            "  # k unchanged"
+        )
     if spec.kind == "nope":
         return "q, k  # unchanged: a NoPE layer"
     if spec.kind not in ("rope", "mrope"):
@@ -219,6 +262,8 @@ def _fixed_call(scheme: SchemeLike, kind: str) -> str:
             return f"posenc.compat.marian_sinusoidal_weight(n_pos, {f['dim']})"
         if f.get("table") == "cos_first":
             return f"posenc.hf.describe(config).function()(num_embeddings)  # [cos | sin], d={f['dim']}"
+        if f.get("table") == "whisper" and "decoder_length" in f:
+            return f"posenc.compat.whisper_sinusoids({f['length']}, {f['dim']}){_WHISPER_NOTE}"
         if f.get("table") == "whisper":
             return f"posenc.compat.whisper_sinusoids(length, {f['dim']})"
         return (
@@ -231,7 +276,7 @@ def _fixed_call(scheme: SchemeLike, kind: str) -> str:
 # --- pitfalls chosen by what the config does -----------------------------------------------------
 # A row: (name, en, zh). _PITFALL_FACTS[name](scheme) gives the values the text is filled with, or
 # None where the config does not do it (the convention's own pitfalls come from CONVENTIONS).
-CONFIG_PITFALLS = (
+_CONFIG_PITFALLS = (
     (
         "mla_softmax_scale",
         "The softmax scale is {scale:.6g} = {width}**-0.5 × {multiplier:.4g} (YaRN's "
@@ -319,11 +364,11 @@ _PITFALL_FACTS = {
 }
 
 
-def pitfalls(scheme: SchemeLike, lang: str = "en") -> list[str]:
+def _pitfalls(scheme: SchemeLike, lang: str = "en") -> list[str]:
     """The convention's pitfalls, then those the config's own choices bring (scaling type)."""
     conv = CONVENTIONS[scheme.convention]
     out = list(conv.pitfalls_en if lang == "en" else conv.pitfalls_zh)
-    for name, en, zh in CONFIG_PITFALLS:
+    for name, en, zh in _CONFIG_PITFALLS:
         facts = _PITFALL_FACTS[name](scheme)
         if facts is not None:
             out.append((en if lang == "en" else zh).format(**facts))
@@ -331,17 +376,94 @@ def pitfalls(scheme: SchemeLike, lang: str = "en") -> list[str]:
 
 
 # --- where a value came from, in Chinese: the English forms read.py writes --------------------
-_SOURCE_ZH = (
-    (re.compile(r"\(absent: (\S+)'s default\)"), r"（文件中没有：\1 的默认值）"),
-    (re.compile(r"\(model code's default; no ([^)]*)\)"), r"（模型代码的默认值；没有 \1）"),
-    (re.compile(r"(\S+)'s default rope_parameters"), r"\1 的默认 rope_parameters"),
-    (re.compile(r"(\S+)'s default base"), r"\1 的默认 base"),
-    (re.compile(r"(\S+)'s default"), r"\1 的默认值"),
-    (re.compile(r"rope_type of the entry it updates"), "它所更新条目的 rope_type"),
-    (re.compile(r"computed from"), "计算自"),
-    (re.compile(r" ?\(model code\)$"), "（模型代码）"),
-    (re.compile(r"^model code$"), "模型代码"),
+_SOURCE_ZH = tuple(
+    (re.compile(pattern), repl)
+    for pattern, repl in (
+        (r"\(absent: false, model code\)", "（文件中没有：视为 false，模型代码）"),
+        (r"\(absent: (\S+)'s default\)", r"（文件中没有：\1 的默认值）"),
+        (r" ?\(model code's default; no ([^)]*)\)", r"（模型代码的默认值；没有 \1）"),
+        (r" ?\(model code's default ([^)]*)\)", r"（模型代码的默认值 \1）"),
+        (r"^from the factor \(model code's (\S+) formula\)", r"由 factor 按模型代码的 \1 公式算出"),
+        (r" ?\(dynamic NTK reads it, model code\)", "（动态 NTK 读取它，模型代码）"),
+        (
+            r" ?\(fixed by the model's code, whatever the config says\)",
+            "（由模型代码固定，与配置无关）",
+        ),
+        (r"^one full layer in every (\d+)", r"每 \1 层中一层是全注意力层"),
+        (r"^the layers that rotate, (.*) set", r"旋转的层（已设置 \1）"),
+        (r" updated with (config\S*)", r"（经 \1 更新）"),
+        (r"'(\w+)' read as '(\w+)' \(config class\)", r"'\1' 被读作 '\2'（配置类）"),
+        (r"^default \(no rope_type key\)", "default（没有 rope_type 键）"),
+        (r"^default (.*) \(model code\)$", r"默认值 \1（模型代码）"),
+        (r"\(default (\S+)\)$", r"（默认值 \1）"),
+        (r"^full_attention layers \(model code\)", "full_attention 层（模型代码）"),
+        (
+            r"^model code \(its attention rotates the first heads only\)",
+            "模型代码（其注意力只旋转前几个头）",
+        ),
+        (r"^model code \(pairs alternate row, column\)", "模型代码（频率对按行、列交替）"),
+        (r"^model code \(the indexer's own apply function\)", "模型代码（索引器自己的旋转函数）"),
+        (r"^model code \((\w+), an nn\.Embedding\)", r"模型代码（\1，一个 nn.Embedding）"),
+        (
+            r"^head_dim: (\S+) is not read by (\S+)'s default RoPE \(model code\)",
+            r"head_dim：\2 的默认 RoPE 不读取 \1（模型代码）",
+        ),
+        (r" = False: every layer$", " = False：所有层"),
+        (
+            r" = 'dynamic' with 'alpha': NTK-alpha, static",
+            " = 'dynamic' 且有 'alpha'：NTK-alpha，静态",
+        ),
+        (r" ignored: (\S+) keeps ", r" 被忽略：\1 保留"),
+        (r"(\S+)'s default rope_parameters", r"\1 的默认 rope_parameters"),
+        (r"(\S+)'s default base", r"\1 的默认 base"),
+        (r"(\S+)'s default", r"\1 的默认值"),
+        (r"rope_type of the entry it updates", "它所更新条目的 rope_type"),
+        (r"^computed from scaling: ", "由 scaling 计算："),
+        (r" ?\(model code\)", "（模型代码）"),
+        (r"^model code$", "模型代码"),
+    )
 )
+
+# the labels of the scheme-wide sources, in Chinese
+_LABEL_ZH = {
+    "selected by": "选择依据",
+    "values rotate": "值向量也旋转",
+    "layers": "层数",
+    "layer pattern": "层的排列",
+    "NoPE layers": "NoPE 层",
+    "chunked layers": "分块注意力层",
+    "cross-attention layers": "交叉注意力层",
+}
+
+_WHISPER_NOTE = (
+    "  # the encoder's table; the decoder adds rows cache_length + i of a learned table of "
+    "decoder_length rows"
+)
+# the comments of the posenc calls, in Chinese
+_CALL_ZH = (
+    (
+        _WHISPER_NOTE,
+        "  # 编码器的表；解码器加的是一张可学习的表（decoder_length 行）的第 cache_length + i 行",
+    ),
+    ("  # unchanged: a NoPE layer", "  # 不变：NoPE 层"),
+    ("  # k unchanged", "  # k 不变"),
+    ("  # decoder: bidirectional=False", "  # 解码器：bidirectional=False"),
+    ("  # x = q, k and v alike", "  # x 为 q、k、v，一样旋转"),
+    (
+        "  # h = hidden states as (batch, heads, seq, head_dim), before W_q, W_k",
+        "  # h 为隐藏状态，形状 (batch, heads, seq, head_dim)，在 W_q、W_k 之前",
+    ),
+    ("  # x = the indexer's q or k heads", "  # x 为索引器的 q 或 k 头"),
+    ("no positions in attention", "注意力中没有位置"),
+    (": no posenc function", "：没有对应的 posenc 函数"),
+)
+
+
+def _call_text(call: str, lang: str) -> str:
+    if lang == "zh":
+        for en, zh in _CALL_ZH:
+            call = call.replace(en, zh)
+    return call
 
 
 def _source_text(src: str, lang: str) -> str:
@@ -367,9 +489,10 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
         lines.append(t[scheme.applies_to])
     lines.append(t["layers"].format(n=scheme.num_layers))
     for key in ("selected by", "values rotate", "layer_types", "layers", "layer pattern",
-                "NoPE layers"):  # fmt: skip
+                "NoPE layers", "chunked layers", "cross-attention layers"):  # fmt: skip
         if key in scheme.sources:
-            lines.append(f"  {key} <- {_source_text(scheme.sources[key], lang)}")
+            label = _LABEL_ZH.get(key, key) if lang == "zh" else key
+            lines.append(f"  {label} <- {_source_text(scheme.sources[key], lang)}")
     if conv.kind not in ("rope", "mrope"):
         lines.append(t["norotate"].format(kind=conv.kind))
         for name, value in scheme.fixed.items():
@@ -378,7 +501,7 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
                 f"  {name} = {value!r}" + (f"  <- {_source_text(src, lang)}" if src else "")
             )
         lines.append("  " + t["call"])
-        lines.append("    " + _fixed_call(scheme, conv.kind))
+        lines.append("    " + _call_text(_fixed_call(scheme, conv.kind), lang))
     groups: dict[tuple[Any, ...], list[int]] = {}
     for layer in scheme.layers:
         groups.setdefault(_key(layer), []).append(layer.index)
@@ -387,6 +510,10 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
         which = _ranges(indices)
         if layer.kind == "nope":
             lines.append(t["nope"].format(which=which, layer_type=layer.layer_type))
+            lines.extend(_temperature_lines(scheme, layer, lang))
+            continue
+        if layer.kind == "none" and conv.kind in ("rope", "mrope"):
+            lines.append(t["none"].format(which=which, layer_type=layer.layer_type))
             continue
         if layer.kind not in ("rope", "mrope"):
             continue
@@ -401,9 +528,15 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
             lines.append(
                 f"  {name} = {value!r}" + (f"  <- {_source_text(src, lang)}" if src else "")
             )
+            if name == "scaling":
+                lines.extend(
+                    f"    scaling[{key!r}] = {value[key]!r}  <- {_source_text(src, lang)}"
+                    for key, src in _scaling_sources(scheme, layer).items()
+                )
         lines.append("  " + t["call"])
-        lines.append("    " + posenc_call(scheme, layer.index))
-    pits = pitfalls(scheme, lang)
+        lines.append("    " + _call_text(posenc_call(scheme, layer.index), lang))
+    lines.extend(_indexer_lines(scheme, lang))
+    pits = _pitfalls(scheme, lang)
     if pits:
         lines.append(t["pitfalls"])
         lines.extend(f"  - {p}" for p in pits)
@@ -429,11 +562,11 @@ _ATTENTION_FORMULA = {
 }
 
 
-SCHEMA = "posenc.explain/1"
+_SCHEMA = "posenc.explain/1"
 
 
-def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
-    """``posenc explain --json``: the explanation as JSON-ready data (schema :data:`SCHEMA`).
+def _explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
+    """``posenc explain --json``: the explanation as JSON-ready data (schema ``_SCHEMA``).
 
     Identical layers form one group (``"layers"``: inclusive index ranges), each with its
     fields, the config key of each (``"sources"``) and its posenc call; then the pitfalls and
@@ -456,18 +589,20 @@ def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
             for name in _FIELDS
             if fields.get(name) is not None and (src := _source(scheme, layer, name))
         }
+        for key, src in _scaling_sources(scheme, layer).items():
+            sources[f"scaling['{key}']"] = _source_text(src, lang)
         rotary = layer.kind in ("rope", "mrope", "nope")
         out_groups.append(
             {
                 "layers": _range_pairs(indices),
                 **fields,
                 "sources": sources,
-                "call": posenc_call(scheme, layer.index) if rotary else None,
+                "call": _call_text(posenc_call(scheme, layer.index), lang) if rotary else None,
             }
         )
     rotary_scheme = conv.kind in ("rope", "mrope")
     return {
-        "schema": SCHEMA,
+        "schema": _SCHEMA,
         "posenc": __version__,
         "transformers": verified_on(scheme.model_type) or TRANSFORMERS_VERSION,
         "lang": lang,
@@ -480,12 +615,28 @@ def explain_dict(scheme: SchemeLike, lang: str = "en") -> dict[str, Any]:
         "num_layers": scheme.num_layers,
         "layer_groups": out_groups,
         "fixed": as_jsonable(dict(scheme.fixed)),
-        "call": None if rotary_scheme else _fixed_call(scheme, conv.kind),
+        "call": None if rotary_scheme else _call_text(_fixed_call(scheme, conv.kind), lang),
         "sources": {k: _source_text(v, lang) for k, v in scheme.sources.items()},
-        "pitfalls": pitfalls(scheme, lang),
+        "pitfalls": _pitfalls(scheme, lang),
         "notes": list(scheme.notes if lang == "en" else scheme.notes_zh),
         "ignored_keys": list(scheme.ignored_keys),
+        "indexer": _indexer_dict(scheme, lang),
     }
+
+
+def _indexer_dict(scheme: SchemeLike, lang: str) -> dict[str, Any] | None:
+    """The DSA indexer's fields, their sources and its call (None: no indexer)."""
+    spec = getattr(scheme, "indexer", None)
+    if spec is None:
+        return None
+    fields = spec.to_dict()
+    fields.pop("index")
+    sources = {
+        name: _source_text(src, lang)
+        for name in _FIELDS
+        if fields.get(name) is not None and (src := _source(scheme, spec, name))
+    }
+    return {**fields, "sources": sources, "call": _call_text(_call_for(scheme, spec), lang)}
 
 
 def _range_pairs(indices: list[int]) -> list[list[int]]:
@@ -513,6 +664,68 @@ def _engines(scheme: SchemeLike, lang: str) -> list[str]:
         return []
 
 
+def _indexer_lines(scheme: SchemeLike, lang: str) -> list[str]:
+    """DeepSeek-V3.2's lightning indexer: its fields, their sources and its posenc call."""
+    spec = getattr(scheme, "indexer", None)
+    if spec is None:
+        return []
+    t = _TEXT[lang]
+    lines = [t["indexer"]]
+    for name in ("pairing", "slot", "head_dim", "rotary_dim", "base", "rope_type", "scaling"):
+        value = getattr(spec, name)
+        if value is None:
+            continue
+        if name == "scaling":
+            value = dict(value)
+        src = _source(scheme, spec, name)
+        lines.append(f"  {name} = {value!r}" + (f"  <- {_source_text(src, lang)}" if src else ""))
+    lines.append("  " + t["call"])
+    lines.append("    " + _call_text(_call_for(scheme, spec), lang))
+    return lines
+
+
+def _temperature_lines(scheme: SchemeLike, layer: LayerScheme, lang: str) -> list[str]:
+    """Llama 4's query temperature on a NoPE layer: the formula, its keys, the posenc call."""
+    temp = layer.query_temperature
+    if temp is None:
+        return []
+    t = _TEXT[lang]
+    src = scheme.sources.get("query temperature")
+    lines = [
+        "  "
+        + t["temperature"].format(a=temp["attn_scale"], s=temp["floor_scale"])
+        + (f"  <- {_source_text(src, lang)}" if src else "")
+    ]
+    for name in ("attn_scale", "floor_scale"):
+        where = scheme.sources.get(name)
+        lines.append(
+            f"    {name} = {temp[name]!r}" + (f"  <- {_source_text(where, lang)}" if where else "")
+        )
+    lines.append("  " + t["call"])
+    lines.append("    " + _call_text(posenc_call(scheme, layer.index), lang))
+    return lines
+
+
+# keys of a scaling dict that a config may fill from elsewhere than the dict itself (Phi-3: the
+# factor from max_position_embeddings / original_max_position_embeddings, the original length
+# from the top-level key)
+_SCALING_KEYS = ("factor", "original_max_position_embeddings")
+
+
+def _scaling_sources(scheme: SchemeLike, layer: LayerScheme) -> dict[str, str]:
+    """The keys of ``layer.scaling`` whose value came from elsewhere than the scaling's own dict,
+    with where they came from."""
+    scaling = layer.scaling or {}
+    where = _source(scheme, layer, "scaling") or ""
+    prefix = "" if layer.layer_type == "full_attention" else f"{layer.layer_type}: "
+    out = {}
+    for key in _SCALING_KEYS:
+        src = scheme.sources.get(prefix + key) or scheme.sources.get(key)
+        if key in scaling and src and src != f"{where}['{key}']":
+            out[key] = src
+    return out
+
+
 def _source(scheme: SchemeLike, layer: LayerScheme, name: str) -> str | None:
     prefix = "" if layer.layer_type == "full_attention" else f"{layer.layer_type}: "
     alias = {"base": "base", "rope_type": "rope_type", "scaling": "scaling"}
@@ -529,7 +742,7 @@ def _source(scheme: SchemeLike, layer: LayerScheme, name: str) -> str | None:
         formula = _ATTENTION_FORMULA.get(rope_type)
         if formula is None:
             return "1 (model code)"
-        return (f"computed from {where}: " if where else "") + f"{formula} (model code)"
+        return "computed from scaling: " + f"{formula} (model code)"
     if name == "rotary_dim":
         return scheme.sources.get("rotary_dim") or scheme.sources.get("partial_rotary_factor")
-    return scheme.sources.get(name)
+    return scheme.sources.get(prefix + name) or scheme.sources.get(name)

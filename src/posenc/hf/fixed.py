@@ -79,6 +79,12 @@ def read_fixed(
             fixed["padding_idx"] = pad
             if row.padded:
                 sources["padding_idx"] = cfg.name("pad_token_id")
+        if row.table_length is not None:  # Whisper's encoder: a table of this many rows
+            fixed["length"] = _length(cfg, row.table_length, sources, "length")
+        if row.learned_decoder is not None:  # Whisper's decoder: a learned table
+            fixed["decoder_table"] = "learned"
+            sources["decoder_table"] = "model code (WhisperPositionalEmbedding, an nn.Embedding)"
+            fixed["decoder_length"] = _length(cfg, row.learned_decoder, sources, "decoder_length")
     if n is not None and n > MAX_LAYERS:
         raise ValueError(f"{sources['layers']} must be <= {MAX_LAYERS}, got {n}")
     layers = tuple(LayerScheme(i, "full_attention", conv.kind) for i in range(n or 0))
@@ -94,6 +100,15 @@ def read_fixed(
         row.notes_zh,
         fixed=fixed,
     )
+
+
+def _length(cfg: Config, key: str, sources: dict[str, str], what: str) -> int:
+    """A table's number of rows from ``key`` (the class's default where the file has none)."""
+    value = cfg.int(key)
+    if value is None:
+        raise ValueError(f"{cfg.name(key)} must be an int >= 1, got none")
+    sources[what] = cfg.name(key)
+    return int(value)
 
 
 def _bucket_key(

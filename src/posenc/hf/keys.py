@@ -23,6 +23,7 @@ __all__ = ["BOOL_KEYS", "MAX_LAYERS", "Config", "first", "nested"]
 # classes refuse the string "false"; read by truthiness it would mean true)
 BOOL_KEYS = (
     "alibi",
+    "attn_temperature_tuning",
     "has_relative_attention_bias",
     "has_spatial_attention_bias",
     "is_encoder_decoder",

@@ -66,6 +66,11 @@ class LayerScheme:
         M-RoPE: ``"hw_then_t"`` (Ernie 4.5 VL: the first ``mrope_section[0] +
         mrope_section[1]`` pairs alternate h, w; the rest are t); None: bands or, with
         ``mrope_interleaved``, Qwen3-VL's turns.
+    query_temperature : dict or None
+        A NoPE layer that scales its queries by position (Llama 4 with
+        ``attn_temperature_tuning``): ``{"attn_scale": a, "floor_scale": s}``, the queries at
+        cache position ``p`` multiplied by ``1 + a * log1p(floor((p + 1) / s))``
+        (:meth:`Scheme.scale_queries`); None: queries are not scaled.
     """
 
     index: int
@@ -86,11 +91,14 @@ class LayerScheme:
     angle_sign: int = 1
     rotated_heads: int | None = None
     mrope_layout: str | None = None
+    query_temperature: Mapping[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as JSON-ready values."""
         out = asdict(self)
         out["scaling"] = None if self.scaling is None else dict(self.scaling)
+        temperature = self.query_temperature
+        out["query_temperature"] = None if temperature is None else dict(temperature)
         return {k: as_jsonable(v) for k, v in out.items()}
 
     def inv_freq(self, seq_len: int | None = None) -> tuple[FloatArray, float]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -318,6 +320,7 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow) -> Scheme:
         applies_to = "qkv"
         sources["values rotate"] = cfg.name(row.value_key)
     entries, is_nested = rope_entries(cfg, row)
+    temperature = _query_temperature(cfg, row, sources) if nope else None
     ignored: set[str] = set()
     rows: list[LayerScheme] = []
     per_type: dict[tuple[str, int], LayerScheme] = {}
@@ -334,7 +337,15 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow) -> Scheme:
         if i in nope or entry is None:
             if i not in nope:
                 sources["NoPE layers"] = f"{cfg.name('rope_parameters')}['{t}'] = None"
-            rows.append(LayerScheme(i, t, "nope", window=window(cfg, t)))
+            rows.append(
+                LayerScheme(
+                    i,
+                    t,
+                    "nope",
+                    window=window(cfg, t),
+                    query_temperature=temperature if i in nope else None,
+                )
+            )
             continue
         hd = layer_heads[i]
         if (t, hd) not in per_type:
@@ -368,7 +379,69 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow) -> Scheme:
         row.notes_zh,
         tuple(sorted(ignored)),
         applies_to=applies_to,
+        indexer=_indexer(cfg, row, per_type, sources),
     )
+
+
+def _indexer(
+    cfg: Config,
+    row: ModelRow,
+    per_type: Mapping[tuple[str, int], LayerScheme],
+    sources: dict[str, str],
+) -> LayerScheme | None:
+    """The DSA lightning indexer (DeepSeek-V3.2, GLM-MoE-DSA): the attention's frequencies on
+    the first ``rotary_dim`` features of ``index_head_dim``-wide heads, in the row's pairing."""
+    if row.indexer is None:
+        return None
+    main = next(iter(per_type.values()), None)
+    if main is None:  # no layer rotates
+        return None
+    width = cfg.int("index_head_dim")
+    if width is None:
+        raise ValueError(f"{cfg.name('index_head_dim')} must be an int, got none")
+    rot = int(main.rotary_dim or 0)
+    if width < rot:
+        raise ValueError(
+            f"{cfg.name('index_head_dim')} must be at least the rotated width {rot} "
+            f"(qk_rope_head_dim), got {width}"
+        )
+    sources["indexer: head_dim"] = _origin_text(cfg, "index_head_dim")
+    sources["indexer: pairing"] = "model code (the indexer's own apply function)"
+    return replace(main, layer_type="indexer", pairing=row.indexer, slot="head", head_dim=width)
+
+
+def _query_temperature(
+    cfg: Config, row: ModelRow, sources: dict[str, str]
+) -> dict[str, float] | None:
+    """Llama 4's query temperature on NoPE layers (``Llama4TextAttention``: with
+    ``attn_temperature_tuning``, queries times ``1 + attn_scale * log1p(floor((p + 1) /
+    floor_scale))``), or None where the row or the config has none."""
+    if not row.query_temperature:
+        return None
+    on = cfg.bool("attn_temperature_tuning", False)
+    sources["query temperature"] = _origin_text(cfg, "attn_temperature_tuning") + (
+        "" if on else " = false"
+    )
+    if not on:
+        return None
+    scale = cfg.get("attn_scale")
+    if scale is None:
+        raise ValueError(
+            f"{cfg.name('attn_scale')} must be a number with attn_temperature_tuning true, got none"
+        )
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"{cfg.name('attn_scale')} must be a number, got {_describe(scale)}")
+    if not math.isfinite(float(scale)):
+        raise ValueError(f"{cfg.name('attn_scale')} must be finite, got {scale}")
+    floor_scale = cfg.int("floor_scale")
+    if floor_scale is None:
+        raise ValueError(
+            f"{cfg.name('floor_scale')} must be an int >= 1 with attn_temperature_tuning true, "
+            "got none"
+        )
+    sources["attn_scale"] = _origin_text(cfg, "attn_scale")
+    sources["floor_scale"] = _origin_text(cfg, "floor_scale")
+    return {"attn_scale": float(scale), "floor_scale": floor_scale}
 
 
 def _origin_text(cfg: Config, key: str) -> str:

@@ -86,7 +86,29 @@ _MODELS: dict[str, ModelRow] = {
     "cohere2": _M(
         "interleaved", nope="full_attention", pattern=("sliding_window_pattern", 4, False)
     ),
-    "qwen2_vl": _M("mrope", sub_config="text_config"),
+    "qwen2_vl": _M(
+        "mrope",
+        sub_config="text_config",
+        notes_en=(
+            "A port must build the (3, batch, seq) position ids as Qwen2VLModel.get_rope_index "
+            "does (transformers 5.24, models/qwen2_vl/modeling_qwen2_vl.py): text tokens count "
+            "up on all three axes; an image or video of t x h x w patches takes t * (h/m) * "
+            "(w/m) tokens, m = config['vision_config']['spatial_merge_size'], whose height and "
+            "width ids start at the current position; the text after it resumes max(h, w)/m "
+            "further on; rope_deltas (largest id + 1 - length) is kept and added to the cache "
+            "position while decoding. mrope_section gives the pairs to t, h and w; the vision "
+            "encoder (vision_config) has its own 2-D rotary, not described here.",
+        ),
+        notes_zh=(
+            "移植时须按 Qwen2VLModel.get_rope_index（transformers 5.24，"
+            "models/qwen2_vl/modeling_qwen2_vl.py）构造形状为 (3, batch, seq) 的位置编号：文本词元在"
+            "三个轴上一起递增；t x h x w 个图块的图像或视频占 t * (h/m) * (w/m) 个词元，"
+            "m = config['vision_config']['spatial_merge_size']，其高、宽编号从当前位置起算；其后的"
+            "文本从 max(h, w)/m 之后接着编号；rope_deltas（最大编号 + 1 - 长度）会保存下来，"
+            "解码时加到缓存位置上。mrope_section 把各频率对分给 t、h、w；视觉编码器"
+            "（vision_config）有自己的二维旋转位置编码，此处不描述。",
+        ),
+    ),
     "qwen2_vl_text": _M("mrope", mrope_default=(16, 24, 24)),
     "nanochat": _M(
         "llama",
@@ -100,7 +122,13 @@ _MODELS: dict[str, ModelRow] = {
             "分数仍只依赖偏移。",
         ),
     ),
-    "llama4_text": _M("interleaved", nope="no_rope_layers", nope_interval=4, chunk_rotating=True),
+    "llama4_text": _M(
+        "interleaved",
+        nope="no_rope_layers",
+        nope_interval=4,
+        chunk_rotating=True,
+        query_temperature=True,
+    ),
     "llama4": _M("interleaved", sub_config="text_config"),
 }
 for _mt in (
@@ -127,7 +155,6 @@ for _mt in (
     "axk1",
     "axk2",
     "deepseek_v3",
-    "deepseek_v32",
     "glm4_moe_lite",
     "youtu",
     "minicpm3",
@@ -241,14 +268,39 @@ _MODELS["deepseek_v2"] = _M(
         "不同于 DeepSeek-V3 的 rotate_half 或先重排再 rotate_half 的做法。",
     ),
 )
-for _mt in ("bailing_hybrid", "glm_moe_dsa", "longcat_flash", "mistral_large4_text"):
-    # their attention always calls apply_rotary_pos_emb_interleave (no config switch)
+_DSA_EN = (
+    "Every layer also runs the DSA lightning indexer (DeepseekV32Indexer), which picks the "
+    "keys the attention reads: its own q and k heads of index_head_dim features, the FIRST "
+    "qk_rope_head_dim of them rotated in rotate_half pairs with the attention's cos and sin, "
+    "while the attention rotates the LAST ones in interleaved pairs (Scheme.indexer, "
+    "Scheme.rotate_indexer).",
+)
+_DSA_ZH = (
+    "每层还运行 DSA 闪电索引器（DeepseekV32Indexer），由它挑出注意力要读的键：它有自己的 q、k 头，"
+    "宽 index_head_dim，其中前 qk_rope_head_dim 个特征用注意力的 cos 与 sin 按 rotate_half 配对旋转，"
+    "而注意力旋转的是最后 qk_rope_head_dim 个特征、按交错配对（Scheme.indexer、"
+    "Scheme.rotate_indexer）。",
+)
+for _mt in (
+    "bailing_hybrid",
+    "deepseek_v32",
+    "glm_moe_dsa",
+    "longcat_flash",
+    "mistral_large4_text",
+):
+    # their attention always calls apply_rotary_pos_emb_interleave (no config switch); the DSA
+    # indexer of DeepSeek-V3.2 rotates the FIRST qk_rope_head_dim features of its own q and k
+    # heads in rotate_half pairs (apply_rotary_pos_emb). GLM-MoE-DSA's indexer (interleaved
+    # pairs, run only by its "full" indexer layers) is not described yet
     _MODELS[_mt] = _M(
         "mla",
         pairing="deinterleave",
         dim_key="qk_rope_head_dim",
         head_dim_key=("qk_nope_head_dim", "qk_rope_head_dim"),
         nope="no_rope_layers" if _mt == "mistral_large4_text" else None,
+        indexer="half" if _mt == "deepseek_v32" else None,
+        notes_en=_DSA_EN if _mt == "deepseek_v32" else (),
+        notes_zh=_DSA_ZH if _mt == "deepseek_v32" else (),
     )
 _MODELS["mistral_large4"] = _M("mla", sub_config="text_config")
 for _mt in ("bloom", "mpt"):
@@ -354,8 +406,13 @@ for _mt in ("kosmos-2", "kosmos-2.5"):
     _MODELS[_mt] = _M("sinusoidal", sub_config="text_config")
 for _mt in ("marian", "pegasus", "time_series_transformer", "informer", "autoformer"):
     _MODELS[_mt] = _M("sinusoidal", table="marian")
+_MODELS["whisper"] = _M(
+    "sinusoidal",
+    table="whisper",
+    table_length="max_source_positions",
+    learned_decoder="max_target_positions",
+)
 for _mt in (
-    "whisper",
     "pegasus_x",
     "qwen2_5_omni_audio_encoder",
     "qwen3_asr_encoder",

@@ -66,7 +66,7 @@ def layer_types(cfg: Config, row: ModelRow, n: int | None, sources: dict[str, st
             key, default, first_full = row.pattern
             every = default if key is None else cfg.int(key, default, maximum=MAX_LAYERS)
             sources["layer pattern"] = (
-                f"every {default}th layer full (model code)"
+                f"one full layer in every {default} (model code)"
                 if key is None
                 else f"{cfg.name(key)} (model code's default {default})"
             )
@@ -374,11 +374,15 @@ def rotary_layer(
             sources[prefix + "original_max_position_embeddings"] = (
                 f"{cfg.name('max_position_embeddings')} (dynamic NTK reads it, model code)"
                 if rope_type == "dynamic"
-                else entry.origins.get("original_max_position_embeddings", where)
+                else entry.origins.get(
+                    "original_max_position_embeddings",
+                    f"{where}['original_max_position_embeddings']",
+                )
             )
         if "factor" in scaling and "factor" not in params:
             sources[prefix + "factor"] = (
-                "max_position_embeddings / original_max_position_embeddings (model code)"
+                f"{cfg.name('max_position_embeddings')} / "
+                f"{sources[prefix + 'original_max_position_embeddings']} (model code)"
             )
         if rope_type in ("yarn", "longrope"):
             sources[prefix + "attention_factor"] = (

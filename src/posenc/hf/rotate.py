@@ -21,7 +21,7 @@ from ..rope_scaling import MAX_LENGTH, frequencies_at
 from .layer import LayerScheme
 from .schema import ROTARY_KINDS
 
-__all__ = ["frequencies", "rotate"]
+__all__ = ["frequencies", "rotate", "scale_queries"]
 
 # rope types whose frequencies depend on max(position_ids) + 1
 _BY_LENGTH = ("dynamic", "longrope")
@@ -75,6 +75,44 @@ def rotate(spec: LayerScheme, x: Any, position_ids: Any, *, model_type: str) -> 
     if spec.rotated_heads is not None:  # the other heads carry no positions
         out = _cat((out[:, : spec.rotated_heads], arr[:, spec.rotated_heads :]), torch_x, 1)
     return out
+
+
+def scale_queries(spec: LayerScheme, q: Any, positions: Any, *, model_type: str) -> Any:
+    """The body of :meth:`Scheme.scale_queries`: Llama 4's query temperature on a NoPE layer.
+
+    ``Llama4TextAttention`` (transformers 5.24, models/llama4/modeling_llama4.py) computes
+    ``log1p(floor((positions.float() + 1.0) / floor_scale)) * attn_scale + 1.0`` in float32
+    from the cache positions (``arange(seq) + past_seen_tokens``), multiplies the queries by it
+    and casts back to their dtype. The same here: the scale in float32, the product in the
+    promoted dtype (float32 for half-precision queries, float64 for float64 ones), cast back.
+    """
+    try:
+        arr, torch_q = _check_x(q)
+    except (TypeError, ValueError) as exc:  # the rotation's check, which calls its input x
+        raise type(exc)("q" + str(exc)[1:]) from None
+    if arr.ndim != 4:
+        raise ValueError(
+            f"q must have shape (batch, heads, seq, head_dim), got shape {tuple(arr.shape)}"
+        )
+    if spec.head_dim is not None and arr.shape[-1] != spec.head_dim:
+        raise ValueError(
+            f"q's last axis must be the head dim {spec.head_dim} of this {model_type} config, "
+            f"got {arr.shape[-1]}"
+        )
+    ids = _check_ids(positions, arr, axes=0, name="positions", x_name="q")
+    temperature = spec.query_temperature
+    if temperature is None:
+        return q
+    attn_scale, floor_scale = float(temperature["attn_scale"]), int(temperature["floor_scale"])
+    if torch_q:
+        torch = sys.modules["torch"]
+        p = ids.float()
+        scales = torch.log1p(torch.floor((p + 1.0) / floor_scale)) * attn_scale + 1.0
+        return (arr * scales[:, None, :, None]).to(arr.dtype)
+    p = np.asarray(ids).astype(np.float32)
+    one = np.float32(1.0)
+    scales = np.log1p(np.floor((p + one) / np.float32(floor_scale))) * np.float32(attn_scale) + one
+    return (arr * scales[:, None, :, None]).astype(arr.dtype, copy=False)
 
 
 def frequencies(spec: LayerScheme, ids: Any) -> tuple[Any, float]:
@@ -164,18 +202,20 @@ def _size(ids: Any) -> int:
     return int(ids.numel()) if is_torch(ids) else int(ids.size)
 
 
-def _check_ids(position_ids: Any, x: Any, *, axes: int) -> Any:
+def _check_ids(
+    position_ids: Any, x: Any, *, axes: int, name: str = "position_ids", x_name: str = "x"
+) -> Any:
     """``position_ids`` as (batch, seq) (or (axes, batch, seq) for M-RoPE: ``axes`` > 0) in
-    ``x``'s library."""
+    ``x``'s library (``name`` and ``x_name``: the arguments' names in errors)."""
     mrope = axes > 0
-    ids, torch_ids = as_positions(position_ids, name="position_ids")
+    ids, torch_ids = as_positions(position_ids, name=name)
     if torch_ids and not is_torch(x):
-        raise TypeError("position_ids is a torch tensor but x is a NumPy array; pass one library")
+        raise TypeError(f"{name} is a torch tensor but {x_name} is a NumPy array; pass one library")
     if is_torch(x) and not torch_ids:
         ids = sys.modules["torch"].as_tensor(np.ascontiguousarray(ids), device=x.device)
     elif torch_ids and ids.device != x.device:
         raise ValueError(
-            f"position_ids is on {ids.device} but x is on {x.device}; move one of them"
+            f"{name} is on {ids.device} but {x_name} is on {x.device}; move one of them"
         )
     batch, seq = x.shape[0], x.shape[2]
     shape = tuple(ids.shape)
@@ -199,7 +239,7 @@ def _check_ids(position_ids: Any, x: Any, *, axes: int) -> Any:
         ok = ok and shape[0] == axes
     if not ok:
         raise ValueError(
-            f"position_ids must have shape {want} for x of shape {tuple(x.shape)}, got {shape}"
+            f"{name} must have shape {want} for {x_name} of shape {tuple(x.shape)}, got {shape}"
         )
     return ids
 

@@ -192,6 +192,22 @@ class ModelRow:
     base_key : str or None
         The config key holding the RoPE base when the config has no ``rope_theta`` or
         ``rope_parameters`` (wav2vec2-conformer: ``rotary_embedding_base``).
+    table_length : str or None
+        Sinusoidal tables: the config key holding the table's number of rows (Whisper's
+        encoder: ``max_source_positions``), reported as ``length``.
+    learned_decoder : str or None
+        The config key holding the length of a decoder's learned position table beside the
+        encoder's fixed one (Whisper: ``max_target_positions``), reported as ``decoder_length``
+        with ``decoder_table`` ``"learned"``.
+    indexer : str or None
+        The pairing of a DeepSeek Sparse Attention indexer that every attention layer has
+        (``"half"``: DeepSeek-V3.2): its own q and k heads,
+        ``index_head_dim`` wide, rotated on their FIRST ``qk_rope_head_dim`` features with the
+        attention's frequencies (:attr:`Scheme.indexer`). None: no indexer.
+    query_temperature : bool
+        The NoPE layers multiply their queries by ``1 + attn_scale * log1p(floor((p + 1) /
+        floor_scale))`` at cache position ``p`` when ``attn_temperature_tuning`` is true (Llama
+        4's ``Llama4TextAttention``); :meth:`Scheme.scale_queries` applies it.
     nope_interval : int or None
         With ``nope="no_rope_layers"`` and that key empty or missing: every
         ``no_rope_layer_interval``-th layer (default this) is NoPE (Llama 4's config code).
@@ -212,6 +228,10 @@ class ModelRow:
     angle_sign: int = 1
     mrope_default: tuple[int, int, int] | None = None
     nope_interval: int | None = None
+    query_temperature: bool = False
+    indexer: str | None = None
+    table_length: str | None = None
+    learned_decoder: str | None = None
     switch: tuple[str, ModelRow] | None = None
     pattern_other: str = "sliding_attention"
     cross_layers: tuple[str, tuple[int, ...]] | None = None

@@ -12,7 +12,7 @@ from .._array import _describe
 from .explain import explain as explain_text
 from .layer import LayerScheme
 from .registry import TRANSFORMERS_VERSION, as_jsonable
-from .rotate import rotate
+from .rotate import rotate, scale_queries
 from .schema import ROTARY_KINDS
 
 __all__ = ["LayerScheme", "Scheme"]
@@ -57,6 +57,13 @@ class Scheme:
         What the rotation turns (see :class:`Convention`): ``"qk"`` (queries and keys),
         ``"qkv"`` (values too, by the same angles) or ``"hidden"`` (the hidden states split
         into heads, before the q and k projections).
+    indexer : LayerScheme or None
+        The lightning indexer of DeepSeek Sparse Attention (DeepSeek-V3.2), which
+        every attention layer runs beside its MLA attention to pick the keys it attends to:
+        ``layer_type`` ``"indexer"``, its own q and k heads ``index_head_dim`` wide, the FIRST
+        ``rotary_dim`` (``qk_rope_head_dim``) features rotated with the attention's
+        frequencies (slot ``"head"``; the attention rotates the last ones), with its own
+        pairing. :meth:`rotate_indexer` rotates them. None for models without one.
     """
 
     model_type: str
@@ -71,6 +78,7 @@ class Scheme:
     ignored_keys: tuple[str, ...] = ()
     fixed: Mapping[str, Any] = field(default_factory=dict)
     applies_to: str = "qk"
+    indexer: LayerScheme | None = None
 
     @property
     def num_layers(self) -> int:
@@ -104,6 +112,7 @@ class Scheme:
             "ignored_keys": list(self.ignored_keys),
             "fixed": as_jsonable(dict(self.fixed)),
             "applies_to": self.applies_to,
+            "indexer": None if self.indexer is None else self.indexer.to_dict(),
         }
 
     def function(self, **overrides: Any) -> Any:
@@ -223,6 +232,81 @@ class Scheme:
             enough to overflow the dynamic NTK base.
         """
         return rotate(self.layer(layer), x, position_ids, model_type=self.model_type)
+
+    def rotate_indexer(self, x: Any, position_ids: Any) -> Any:
+        """Experimental. ``x`` rotated as the DSA lightning indexer (:attr:`indexer`) rotates its
+        queries and keys, the same in every layer.
+
+        DeepSeek-V3.2's ``DeepseekV32Indexer`` (transformers 5.24) rotates the first
+        ``qk_rope_head_dim`` features of its ``index_head_dim``-wide heads in rotate_half
+        pairs, with the attention's cos and sin (its attention rotates the last
+        ``qk_rope_head_dim`` features of its heads, in interleaved pairs); the other features
+        pass through.
+
+        Parameters
+        ----------
+        x : array or tensor of shape (batch, heads, seq, index_head_dim)
+            Indexer query heads, or its single key head (``heads`` = 1).
+        position_ids : array or tensor
+            ``(batch, seq)`` or ``(seq,)``, as :meth:`rotate` takes them.
+
+        Returns
+        -------
+        array or tensor
+            Same shape, dtype, library and device as ``x``.
+
+        Raises
+        ------
+        ValueError
+            A model without an indexer; ``x`` not 4-D or not ``index_head_dim`` wide;
+            ``position_ids`` of the wrong shape.
+        TypeError
+            As :meth:`rotate`.
+        """
+        if self.indexer is None:
+            raise ValueError(
+                f"a {self.model_type} model has no DSA indexer (Scheme.indexer is None); rotate "
+                "its attention's queries and keys with Scheme.rotate"
+            )
+        return rotate(self.indexer, x, position_ids, model_type=self.model_type)
+
+    def scale_queries(self, q: Any, positions: Any, *, layer: int = 0) -> Any:
+        """Experimental. ``q`` scaled as layer ``layer``'s attention scales its queries by position
+        (Llama 4's temperature on NoPE layers); ``q`` unchanged where the layer does not.
+
+        Llama 4 with ``attn_temperature_tuning`` multiplies the queries of its NoPE layers by
+        ``1 + attn_scale * log1p(floor((p + 1) / floor_scale))`` (``Llama4TextAttention``,
+        transformers 5.24): 1 for the first ``floor_scale - 1`` positions, about 1.257 at
+        ``p = 100000`` with the shipped ``attn_scale = 0.1``, ``floor_scale = 8192``. The
+        layer's :attr:`LayerScheme.query_temperature` holds the two numbers.
+
+        Parameters
+        ----------
+        q : array or tensor of shape (batch, heads, seq, head_dim)
+            Query heads (NumPy or torch, floating); keys are never scaled.
+        positions : array or tensor
+            The queries' cache positions, ``(batch, seq)`` or ``(seq,)``: what the model uses is
+            ``arange(seq) + past_seen_tokens`` (the length of the cache before this call), not
+            ``position_ids``.
+        layer : int, default 0
+            The layer.
+
+        Returns
+        -------
+        array or tensor
+            Same shape, dtype, library and device as ``q``. The scale is computed in float32 as
+            the model computes it (positions past ``2**24`` round as ``positions.float()``
+            rounds them), the product in the promoted dtype, then cast back to ``q``'s dtype.
+
+        Raises
+        ------
+        TypeError
+            ``q`` not a floating array or tensor; ``positions`` not real numbers or a tensor
+            with a NumPy ``q``.
+        ValueError
+            ``q`` not 4-D or of the wrong head width; ``positions`` of the wrong shape.
+        """
+        return scale_queries(self.layer(layer), q, positions, model_type=self.model_type)
 
 
 def _cos_first(num_embeddings: int, dim: int) -> Any:
