@@ -131,6 +131,8 @@ def mark(article: str) -> str:
         opening = article[start : article.index(">", start)]
         if _HEADING.fullmatch(tag) or tag in _VOID or _STYLE.search(opening):
             continue
+        if "data-explorer=" in opening:  # an explorer (hooks/explorers.py) is drawn by its script
+            continue
         at = start + len(opening)  # at the end of the opening tag: its own attributes come first
         pieces += [article[last:at], f' data-lazy style="contain-intrinsic-size:auto {size}px"']
         last = at

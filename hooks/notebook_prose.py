@@ -20,11 +20,14 @@ TEXT = {
         "built: [see it on the page]({url}).)*",
         "generated": "*(Here the page shows a table or text generated when the site is built, "
         "from posenc and the project's records: [see it on the page]({url}).)*",
+        "explorer": "*(Here the page has an interactive explorer, which runs in the browser: "
+        "[try it on the page]({url}).)*",
     },
     "zh": {
         "figure": "*（页面在此处有一幅插图，由页面代码在构建网站时绘制：[在页面上查看]({url})。）*",
         "generated": "*（页面在此处有一张表格或一段文字，在构建网站时由 posenc 及项目的记录生成："
         "[在页面上查看]({url})。）*",
+        "explorer": "*（页面在此处有一个在浏览器中运行的交互图：[在页面上使用]({url})。）*",
     },
 }
 
@@ -39,6 +42,10 @@ PLACEHOLDER = re.compile(r"(?m)^[ \t]*<!--\s*[\w-]+:[\w-]+\s*-->[ \t]*$")
 GENERATED = "\x00generated"
 CONTAINER = re.compile(r"^(?P<kind>!!!|\?\?\?\+?|===)\s*(?P<rest>.*)$")
 WRAPPER = re.compile(r"^\s*</?div\b[^>]*>\s*$")  # <div class=... markdown>: the site's layout
+# an interactive explorer's line (hooks/explorers.py): a note and a link to it take its place
+EXPLORER = re.compile(
+    r'^\s*<div class="posenc-explorer" data-explorer="[a-z0-9-]+"[^>]*>\s*</div>\s*$'
+)
 
 
 def _url(target: str, page_url: str, site: str, lang: str) -> str:
@@ -99,6 +106,9 @@ class Prose:
         elif self.quote:
             line = ">"
         if WRAPPER.match(line):
+            return
+        if EXPLORER.match(line):
+            self.note("explorer")
             return
         heading = HEADING.match(line)
         if heading:

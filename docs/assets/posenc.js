@@ -6,6 +6,7 @@
  * /rope/ scrolled down to "Pairings" -> /zh/rope/#pairings, with or without a hash in the URL.
  * The section is the last heading above the upper third of the screen, taken when the link is
  * used (pointer, tap or keyboard); near the top of a page there is no hash.
+ * An explorer's settings, kept in the query string (assets/explorers/common.js), go along too.
  */
 (() => {
   const place = () => {
@@ -27,6 +28,7 @@
     for (const link of document.querySelectorAll("a.md-select__link[hreflang]")) {
       const target = new URL(link.getAttribute("href"), location.href)
       target.hash = hash
+      target.search = location.search
       link.href = target.href
     }
   }
@@ -35,6 +37,23 @@
       if (event.target instanceof Element && event.target.closest("a.md-select__link[hreflang]"))
         carry()
     }, true)
+})();
+
+/* Explorers (hooks/explorers.py): each one's module is imported when the explorer comes within
+ * a screen of the viewport, never with the page; the explorer's box is laid out before that. */
+(() => {
+  const boxes = document.querySelectorAll("[data-explorer]")
+  const here = document.currentScript && document.currentScript.src
+  if (!boxes.length || !here || !("IntersectionObserver" in window)) return
+  const near = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue
+      near.unobserve(entry.target)
+      const url = new URL(`explorers/${entry.target.dataset.explorer}.js`, here)
+      import(url.href).then((module) => module.mount(entry.target))
+    }
+  }, { rootMargin: "100% 0px" })
+  for (const box of boxes) near.observe(box)
 })();
 
 /* The light/dark toggle (overrides/partials/palette.html says why it is not Material's
