@@ -3,8 +3,8 @@
  * An explorer's markup (labelled controls, empty plots, readout, table of values) is written
  * into the page by hooks/explorers.py; assets/posenc.js imports the explorer's module when it
  * nears the viewport and calls its mount(box). Numbers are float64 throughout; each shown
- * number carries its exact value in data-v (String(x) round-trips), which
- * tests/test_explorers.py compares with posenc.
+ * number carries its exact value in data-v (String(x) round-trips) under a key in data-k,
+ * which tests/test_browser_explorers.py reads and compares with posenc.
  */
 
 const SVG = "http://www.w3.org/2000/svg"
@@ -126,11 +126,14 @@ export function fmt(x, digits = 6) {
   return s.replace("-", "−")
 }
 
-/* A shown number that carries its exact value. */
-export function num(x, digits = 6) {
+/* A shown number that carries its exact value (data-v) under a key (data-k) for the tests. */
+export function num(x, key = null, digits = 6) {
   const span = document.createElement("span")
   span.className = "posenc-explorer__num"
-  span.dataset.v = String(x)
+  if (key) {
+    span.dataset.k = key
+    span.dataset.v = String(x)
+  }
   span.textContent = fmt(x, digits)
   return span
 }
@@ -231,8 +234,9 @@ export function chart(svg, x, y, options = {}) {
   const clip = (v) => Math.min(Y[0] + 2, Math.max(Y[1] - 2, v))
   return {
     sx, sy, X, Y,
-    /* A polyline through (xs[k], ys[k]); its exact numbers ride along in data-x / data-v. */
-    line(xs, ys, cls, data = true) {
+    /* A polyline through (xs[k], ys[k]); with a key, its exact numbers ride along in data-k,
+     * data-x and data-v. */
+    line(xs, ys, cls, key = null) {
       let d = ""
       let pen = false
       xs.forEach((xv, k) => {
@@ -242,7 +246,8 @@ export function chart(svg, x, y, options = {}) {
         pen = true
       })
       const path = el("path", { d, class: cls }, svg)
-      if (data) {
+      if (key) {
+        path.dataset.k = key
         path.dataset.x = xs.join(" ")
         path.dataset.v = ys.map(String).join(" ")
       }
