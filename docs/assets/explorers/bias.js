@@ -10,7 +10,7 @@
  *   compute them (Math.fround after each operation).
  * tests/test_browser_explorers_bias_mrope.py compares what is shown with posenc.
  */
-import { chart, colour, fmt, line, num, setup, table } from "./common.js"
+import { chart, colour, el, fmt, line, num, setup, table } from "./common.js"
 
 const bits = new DataView(new ArrayBuffer(8))
 const gcd = (a, b) => (b ? gcd(b, a % b) : a)
@@ -84,6 +84,12 @@ export function t5Bucket(rel, bidi, rule) {
   return offset + Math.min(e + Math.trunc(s), n - 1)
 }
 
+const sup = (node) => {
+  const out = document.createElement("sup")
+  out.append(node)
+  return out
+}
+
 const RAMP = Array.from({ length: 256 }, (_, k) => colour(k / 255).match(/\d+/g).map(Number))
 
 function limit(ctx, name, max) {
@@ -93,39 +99,64 @@ function limit(ctx, name, max) {
   return +input.value
 }
 
-function heatmap(ctx, T, value, lo, hi, qi, kj) {
-  const canvas = ctx.plot("map")
-  const g = canvas.getContext("2d")
-  const size = canvas.width
-  const style = getComputedStyle(ctx.box)
+/* The map: a T x T picture (one pixel per query and key, drawn on a canvas and shown as an SVG
+ * <image>) in a square with its axes, and the colour scale beside it. */
+const MAP = { x: 56, y: 8, size: 186 }
+const MASKED = "fill: var(--md-default-fg-color--lightest)"
+
+function heatmap(ctx, T, value, lo, hi, qi, kj, ends) {
+  const { text } = ctx
+  const svg = ctx.plot("map")
+  svg.replaceChildren()
+  const pixels = document.createElement("canvas")
+  pixels.width = pixels.height = T
   const image = new ImageData(T, T)
   const row = []
+  let masked = false
   for (let i = 0; i < T; i++)
     for (let j = 0; j < T; j++) {
       const v = value(i, j)
       if (i === qi) row.push(v)
-      if (v === -Infinity) continue  // transparent: the masked colour shows through
+      if (v === -Infinity) {
+        masked = true  // transparent: the masked colour behind shows through
+        continue
+      }
       const rgb = RAMP[Math.round(255 * (hi > lo ? (v - lo) / (hi - lo) : 1))]
-      const at = 4 * (i * T + j)
-      image.data.set([...rgb, 255], at)
+      image.data.set([...rgb, 255], 4 * (i * T + j))
     }
-  const off = new OffscreenCanvas(T, T)
-  off.getContext("2d").putImageData(image, 0, 0)
-  g.clearRect(0, 0, size, size)
-  g.fillStyle = style.getPropertyValue("--md-default-fg-color--lightest") || "#ccc"
-  g.fillRect(0, 0, size, size)
-  g.imageSmoothingEnabled = false
-  g.drawImage(off, 0, 0, size, size)
+  pixels.getContext("2d").putImageData(image, 0, 0)
+  const { x, y, size } = MAP
   const cell = size / T
-  g.lineWidth = 2
-  g.strokeStyle = "#000"
-  g.strokeRect(kj * cell - 1, qi * cell - 1, cell + 2, cell + 2)
-  g.strokeStyle = "#fff"
-  g.strokeRect(kj * cell - 3, qi * cell - 3, cell + 6, cell + 6)
-  canvas.dataset.tokens = String(T)
-  canvas.dataset.query = String(qi)
-  canvas.dataset.k = "row"
-  canvas.dataset.v = row.map(String).join(" ")  // query qi's row, exact
+  const axes = el("g", { class: "pe-axis" }, svg)
+  el("rect", { x, y, width: size, height: size, style: MASKED }, svg)
+  const picture = el("image", {
+    x, y, width: size, height: size, preserveAspectRatio: "none", href: pixels.toDataURL(),
+    style: "image-rendering: pixelated",
+  }, svg)
+  picture.dataset.k = "row"  // query qi's row, exact
+  picture.dataset.v = row.map(String).join(" ")
+  el("rect", { x: x + kj * cell - 1, y: y + qi * cell - 1, width: cell + 2, height: cell + 2,
+    style: "fill: none; stroke: var(--md-default-fg-color); stroke-width: 1.5" }, svg)
+  el("path", { d: `M${x},${y}V${y + size}H${x + size}` }, axes)
+  for (const t of [0, T - 1]) {
+    const at = (t + 0.5) * cell
+    el("text", { x: x + at, y: y + size + 13, "text-anchor": "middle" }, axes).textContent = String(t)
+    el("text", { x: x - 4, y: y + at + 4, "text-anchor": "end" }, axes).textContent = String(t)
+  }
+  el("text", { x: x + size / 2, y: y + size + 26, "text-anchor": "middle" }, axes).textContent = text.key
+  el("text", { x: 14, y: y + size / 2, "text-anchor": "middle",
+    transform: `rotate(-90 14 ${y + size / 2})` }, axes).textContent = text.query
+  // the colour scale, from hi (top) to lo
+  const bar = x + size + 14
+  for (let k = 0; k < 32; k++)
+    el("rect", { x: bar, y: y + (k * size) / 32, width: 10, height: size / 32 + 0.5,
+      fill: colour(1 - k / 31) }, svg)
+  el("text", { x: bar + 13, y: y + 9 }, axes).textContent = ends[1]
+  el("text", { x: bar + 13, y: y + size }, axes).textContent = ends[0]
+  if (masked) {
+    el("rect", { x: bar, y: y + size + 8, width: 10, height: 10, style: MASKED }, svg)
+    el("text", { x: bar + 13, y: y + size + 17 }, axes).textContent = text.masked
+  }
 }
 
 function render(v, ctx) {
@@ -146,11 +177,13 @@ function render(v, ctx) {
     const causal = !bidi
     // one colour scale for every head: the steepest head's farthest bias is the darkest
     const steep = Math.max(...m)
-    heatmap(ctx, T, (i, j) => alibi(m[h], i, j, causal), steep * (0 - (T - 1)), 0, qi, kj)
-    line(ctx.readout, text.alibi, {
-      h: String(h), n: String(heads), m: num(m[h], "slope"), log2: num(logs[h], "log2"),
+    const low = steep * (0 - (T - 1))
+    heatmap(ctx, T, (i, j) => alibi(m[h], i, j, causal), low, 0, qi, kj, [fmt(low, 3), "0"])
+    const p = line(ctx.readout, text.alibi, {
+      h: String(h), n: String(heads), m: num(m[h], "slope"), log2: sup(num(logs[h], "log2")),
       i: String(qi), j: String(kj), v: num(alibi(m[h], qi, kj, causal), "bias"),
     })
+    if (causal && kj > qi) p.append(` (${text.masked})`)
     line(ctx.readout, text.alibi_far, { far: num(m[h] * (0 - (T - 1)), "far") })
     const c = chart(svg, { min: -0.5, max: heads - 0.5, label: text.head },
       { min: -8, max: 0, label: text.slope })
@@ -166,7 +199,7 @@ function render(v, ctx) {
   const rule = t5Rule(N, D, bidi)
   if (!rule) {
     const e = Math.floor((bidi ? Math.floor(N / 2) : N) / 2)
-    heatmap(ctx, T, () => -Infinity, 0, 1, qi, kj)
+    heatmap(ctx, T, () => -Infinity, 0, 1, qi, kj, ["", ""])
     line(ctx.readout, text.t5_refused, { D: String(D), e: String(e), N: String(N) })
     svg.replaceChildren()
     table(ctx, text.cols_t5, [])
@@ -174,12 +207,13 @@ function render(v, ctx) {
   }
   const bucket = (rel) => t5Bucket(rel, bidi, rule)
   // the decoder masks keys after the query (their bucket is 0)
-  heatmap(ctx, T, (i, j) => (!bidi && j > i ? -Infinity : bucket(j - i)), 0, N - 1, qi, kj)
+  heatmap(ctx, T, (i, j) => (!bidi && j > i ? -Infinity : bucket(j - i)), 0, N - 1, qi, kj,
+    ["0", String(N - 1)])
   const rel = kj - qi
-  const p = line(ctx.readout, text.t5, {
+  const p5 = line(ctx.readout, text.t5, {
     i: String(qi), j: String(kj), rel: num(rel, "rel"), b: num(bucket(rel), "bucket"), N: String(N),
   })
-  if (!bidi && rel > 0) p.append(` (${text.masked})`)
+  if (!bidi && rel > 0) p5.append(` (${text.masked})`)
   let far = rule.e
   while (bucket(-far) !== rule.n - 1) far++
   line(ctx.readout, text.t5_far, {
@@ -206,18 +240,20 @@ function render(v, ctx) {
 
 export function mount(box) {
   const ctx = setup(box, render)
-  const canvas = ctx.plot("map")
+  const svg = ctx.plot("map")
   // a click on the map picks that query and key (the number fields do it from the keyboard)
-  canvas.addEventListener("click", (event) => {
-    const r = canvas.getBoundingClientRect()
+  svg.addEventListener("click", (event) => {
+    const picture = svg.querySelector("image")
+    if (!picture) return
+    const r = picture.getBoundingClientRect()
     const T = +ctx.control("tokens").value
-    const pick = (name, at) => {
+    const fx = (event.clientX - r.left) / r.width, fy = (event.clientY - r.top) / r.height
+    if (fx < 0 || fx >= 1 || fy < 0 || fy >= 1) return
+    for (const [name, f] of [["qi", fy], ["kj", fx]]) {
       const input = ctx.control(name)
-      input.value = String(Math.min(T - 1, Math.max(0, Math.floor(at * T))))
+      input.value = String(Math.min(T - 1, Math.floor(f * T)))
       input.dispatchEvent(new Event("change", { bubbles: true }))
     }
-    pick("qi", (event.clientY - r.top) / r.height)
-    pick("kj", (event.clientX - r.left) / r.width)
   })
   return ctx
 }

@@ -11,7 +11,7 @@
  * posenc.apply_mrope assigns them. tests/test_browser_explorers_bias_mrope.py compares what is
  * shown with posenc.
  */
-import { fill, line, num, setup, table } from "./common.js"
+import { chart, el, fill, line, num, setup, table } from "./common.js"
 
 export const SECTIONS = { bands: [16, 24, 24], interleaved: [24, 20, 20] }
 
@@ -71,44 +71,60 @@ export function pairAxes(interleaved) {
   return axes
 }
 
-const STYLE = `
-.pe-mr-tokens{max-height:24rem;overflow:auto;border:1px solid var(--md-default-fg-color--lightest);
-  padding:.3rem;margin:.4rem 0}
-.pe-mr-seg{display:inline-block;vertical-align:top;margin:.15rem .4rem .15rem 0}
-.pe-mr-cap{display:block;font-size:.6rem;color:var(--md-default-fg-color--light)}
-.pe-mr-grid{display:grid;gap:2px}
-.pe-mr-run{display:flex;flex-wrap:wrap;gap:2px}
-.pe-mr-tok{font:.6rem/1.4 var(--md-code-font-family,monospace);padding:0 .2rem;white-space:nowrap;
-  border:1px solid var(--md-default-fg-color--lighter);border-left-width:4px;
-  color:var(--md-default-fg-color)}
-.pe-mr-text{border-left-color:#7f7f7f}.pe-mr-stamp{border-left-color:#2ca02c}
-.pe-mr-image{border-left-color:#1f77b4}.pe-mr-video{border-left-color:#ff7f0e}
-.pe-mr-pairs{display:grid;grid-template-columns:repeat(32,1fr);gap:1px;margin:.3rem 0 .6rem}
-.pe-mr-pair{font:.55rem/1.6 var(--md-code-font-family,monospace);text-align:center;
-  color:var(--md-default-fg-color);border-bottom:4px solid}
-.pe-mr-ax0{border-color:#1f77b4}.pe-mr-ax1{border-color:#ff7f0e}.pe-mr-ax2{border-color:#2ca02c}
-`
-
-function style() {
-  if (document.getElementById("pe-mrope-style")) return
-  const s = document.createElement("style")
-  s.id = "pe-mrope-style"
-  s.textContent = STYLE
-  document.head.append(s)
+function kindName(text, seg, frame) {
+  return seg.kind === "video" ? `${text.video} · ${text.frame.replace("{k}", String(frame))}`
+    : text[seg.kind]
 }
 
-const chip = (tok, kind) => {
-  const span = document.createElement("span")
-  span.className = `pe-mr-tok pe-mr-${kind}`
-  span.dataset.k = "ids"
-  span.dataset.v = `${tok.t} ${tok.h} ${tok.w}`
-  span.textContent = `${tok.t}/${tok.h}/${tok.w}`
-  return span
+function drawIds(ctx, segs, tokens) {
+  const { text } = ctx
+  const n = tokens.length
+  const top = Math.max(...tokens.map((tok) => Math.max(tok.t, tok.h, tok.w)))
+  const c = chart(ctx.plot("ids"), { min: -0.5, max: n - 0.5, label: text.token },
+    { min: 0, max: Math.max(1, top), label: text.id })
+  // the image and the video (its frames, for Qwen3-VL) as shaded spans of tokens
+  let first = 0
+  tokens.forEach((tok, k) => {
+    const kind = segs[tok.seg].kind
+    const last = k === n - 1 || tokens[k + 1].seg !== tok.seg
+    if (last && (kind === "image" || kind === "video"))
+      c.band(first - 0.5, k + 0.5, kind === "image" ? "pe-band" : "pe-band-2")
+    if (last) first = k + 1
+  })
+  const xs = tokens.map((_, k) => k)
+  const r = n > 300 ? 0.7 : n > 120 ? 1.1 : 1.8
+  ;[["t", "pe-d1", 1.6], ["h", "pe-d2", 1.15], ["w", "pe-d3", 0.75]].forEach(([axis, cls, f]) => {
+    const g = c.dots(xs, tokens.map((tok) => tok[axis]), xs.map(() => cls), r * f)
+    g.dataset.k = axis
+    g.dataset.v = tokens.map((tok) => tok[axis]).join(" ")
+  })
+  c.legend([["t", "pe-s1"], ["h", "pe-s2"], ["w", "pe-s3"]])
 }
 
-function kindName(text, seg) {
-  if (seg.kind === "video") return text.frame.replace("{k}", String(seg.frame))
-  return text[seg.kind]
+function drawPairs(ctx, axes, heading) {
+  const svg = ctx.plot("pairs")
+  svg.replaceChildren()
+  const g = el("g", { class: "pe-axis" }, svg)
+  el("text", { x: 160, y: 16, "text-anchor": "middle" }, g).textContent = heading
+  const cols = 16, left = 34, w = (320 - left - 6) / cols, h = 38
+  for (let row = 0; row < axes.length / cols; row++) {
+    const y = 32 + row * (h + 8)
+    el("text", { x: left - 4, y: y + h / 2 + 4, "text-anchor": "end" }, g).textContent =
+      String(row * cols)
+    for (let col = 0; col < cols; col++) {
+      const a = axes[row * cols + col]
+      const x = left + col * w
+      el("rect", { x: x + 1, y: y + h - 10, width: w - 2, height: 10, class: `pe-d${a + 1}` }, svg)
+      el("text", { x: x + w / 2, y: y + h / 2 + 1, "text-anchor": "middle" }, g).textContent =
+        "thw"[a]
+    }
+  }
+  for (let col = 0; col < cols; col += 5)
+    el("text", { x: left + col * w + w / 2, y: 226, "text-anchor": "middle" }, g).textContent =
+      `+${col}`
+  const strip = el("g", {}, svg)
+  strip.dataset.k = "axes"
+  strip.dataset.v = axes.join(" ")
 }
 
 function render(v, ctx) {
@@ -119,40 +135,9 @@ function render(v, ctx) {
   ctx.control("stamp").disabled = !qwen3
   const segs = layout(v)
   const tokens = positionIds(segs, merge, v.resume)
+  drawIds(ctx, segs, tokens)
 
-  // the tokens, segment by segment; a grid as rows and columns of merged patches
-  const box = ctx.plot("tokens")
-  const shown = document.createElement("div")
-  shown.className = "pe-mr-tokens"
-  let k = 0
-  segs.forEach((seg, s) => {
-    const mine = []
-    while (k < tokens.length && tokens[k].seg === s) mine.push(tokens[k++])
-    const frames = seg.kind === "video" || seg.kind === "image" ? seg.t : 1
-    const per = mine.length / frames
-    for (let f = 0; f < frames; f++) {
-      const part = document.createElement("div")
-      part.className = "pe-mr-seg"
-      const cap = document.createElement("span")
-      cap.className = "pe-mr-cap"
-      const frame = seg.kind === "video" ? { ...seg, frame: seg.frame ?? f } : seg
-      cap.textContent = seg.kind === "video" ? `${text.video} · ${kindName(text, frame)}` : text[seg.kind]
-      const body = document.createElement("div")
-      if (seg.kind === "image" || seg.kind === "video") {
-        body.className = "pe-mr-grid"
-        body.style.gridTemplateColumns = `repeat(${seg.w / merge}, auto)`
-      } else body.className = "pe-mr-run"
-      for (const tok of mine.slice(f * per, (f + 1) * per)) body.append(chip(tok, seg.kind))
-      part.append(cap, body)
-      shown.append(part)
-    }
-  })
-  shown.tabIndex = 0
-  shown.setAttribute("role", "group")
-  shown.setAttribute("aria-label", text.tokens_label)
-  box.replaceChildren(shown)
-
-  // readout: counts, where the text resumes, the next token
+  // readout: counts, where the text resumes, the next token, the pairs
   const kindOf = (tok) => segs[tok.seg].kind
   const img = tokens.filter((t) => kindOf(t) === "image")
   const vid = tokens.filter((t) => kindOf(t) === "video")
@@ -173,34 +158,17 @@ function render(v, ctx) {
   })
   if (afterVideo.t <= big(vid)) p.append(text.inside)
   p.append(" ", ...fill(text.next, { next: num(big(tokens) + 1, "next") }))
-
-  // the frequency pairs and the axis each follows
-  const axes = pairAxes(qwen3)
-  const pairs = ctx.plot("pairs")
-  const caption = document.createElement("p")
-  caption.textContent = text.pairs
-    .replace("{half}", "64")
-    .replace("{layout}", qwen3 ? text.interleaved : text.bands)
-    .replace("{section}", `[${(qwen3 ? SECTIONS.interleaved : SECTIONS.bands).join(", ")}]`)
-  const strip = document.createElement("div")
-  strip.className = "pe-mr-pairs"
-  strip.dataset.k = "axes"
-  strip.dataset.v = axes.join(" ")
-  for (const a of axes) {
-    const cell = document.createElement("span")
-    cell.className = `pe-mr-pair pe-mr-ax${a}`
-    cell.textContent = "thw"[a]
-    strip.append(cell)
-  }
-  pairs.replaceChildren(caption, strip)
+  const section = `[${(qwen3 ? SECTIONS.interleaved : SECTIONS.bands).join(", ")}]`
+  const layoutName = qwen3 ? text.interleaved : text.bands
+  line(ctx.readout, text.pairs, { model: v.model, half: "64", layout: layoutName, section })
+  drawPairs(ctx, pairAxes(qwen3), `${v.model}: ${layoutName} ${section}`)
 
   table(ctx, text.cols, tokens.map((tok, i) => [
-    String(i), kindName(text, { ...segs[tok.seg], frame: tok.frame }),
+    String(i), kindName(text, segs[tok.seg], tok.frame),
     String(tok.t), String(tok.h), String(tok.w),
   ]))
 }
 
 export function mount(box) {
-  style()
   return setup(box, render)
 }
