@@ -2,9 +2,9 @@
  *
  * The numbers are posenc's, computed the way posenc computes them:
  * - ALiBi slopes (posenc.alibi_slopes): 2^(-8k/c) for the c = 2^floor(log2 n) first heads, then
- *   2^(-8k/2c) for odd k. NumPy's exp2 rounds these correctly and V8's Math.pow does not always
- *   (72 of the 255 slopes of 1..128 heads differ in the last bit), so exp2neg rounds correctly
- *   itself, with BigInt arithmetic. The bias of query i and key j is m * (0 - (i - j)), or
+ *   2^(-8k/2c) for odd k. NumPy's exp2 rounds these correctly; Math.pow need not (Node 20's
+ *   V8 misses the last bit of 72 of the 255 slopes of 1..128 heads, Chromium 156 none), so
+ *   exp2neg rounds correctly itself, with BigInt arithmetic, in every engine. The bias of query i and key j is m * (0 - (i - j)), or
  *   m * (0 - |i - j|) bidirectionally, as posenc.alibi_bias forms it in float64.
  * - T5 buckets (posenc.t5_bucket): the logarithmic buckets in float32, as T5 and transformers
  *   compute them (Math.fround after each operation).
