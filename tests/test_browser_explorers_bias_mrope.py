@@ -244,23 +244,46 @@ def test_settings_travel_in_the_url_and_the_keyboard_drives_them(tab, server):
 
 
 HEIGHT = "b => Math.round(b.getBoundingClientRect().height)"
+AXE_BOX = """
+async ([selector, scheme, rules]) => {
+  document.body.setAttribute('data-md-color-scheme', scheme)
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))
+  const options = rules.length ? {runOnly: {type: 'rule', values: rules}} : {}
+  const box = document.querySelector(selector)
+  const result = await axe.run(box, {resultTypes: ['violations'], ...options})
+  return result.violations.map(v => v.id + ': ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')))
+}
+"""
 
 
-@pytest.mark.parametrize(("page", "name"), [("alibi.md", "bias"), ("mrope.md", "mrope")])
-def test_drawing_moves_nothing(browser, server, page, name):
-    """On a phone, the box is as tall before its script runs (the explorer is screens below the
-    top, so its script has not been asked for) as after it has drawn; nothing is wider than the
-    screen."""
-    context, pg = _open(browser, PHONE, is_mobile=True, has_touch=True)
+@pytest.mark.parametrize(
+    ("lang", "page", "name", "query"),
+    [("zh", "t5-bias.md", "bias", "?bias.direction=causal"), ("en", "mrope.md", "mrope", "")],
+)
+def test_on_a_phone_drawing_moves_nothing_and_axe_passes(browser, server, lang, page, name, query):
+    """On a phone (390 px): the box is as tall before its script runs (the explorer is screens
+    below the top, so its script has not been asked for) as after it has drawn, and nothing is
+    wider than the screen; axe-core finds nothing in the explorer as drawn, its table of values
+    open, light (every rule) and dark (the colour rules). test_browser_phone.py runs axe on the
+    pages before any explorer is drawn."""
+    from test_a11y import AXE, COLOUR_RULES
+
+    context, pg = _open(browser, PHONE, is_mobile=True)
     try:
-        pg.goto(_url(server, "en", page))
-        box = pg.locator(f'section.posenc-explorer[data-explorer="{name}"]')
+        pg.goto(_url(server, lang, page) + query)
+        selector = f'section.posenc-explorer[data-explorer="{name}"]'
+        box = pg.locator(selector)
         assert box.get_attribute("data-ready") is None, "drawn before it came near the screen"
         before = box.evaluate(HEIGHT)
         box.scroll_into_view_if_needed()
-        pg.wait_for_selector(f'section[data-explorer="{name}"][data-ready]', timeout=10000)
+        pg.wait_for_selector(f"{selector}[data-ready]", timeout=10000)
         assert box.evaluate(HEIGHT) == before
         assert pg.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-        assert not pg.console_errors
+        box.locator("summary").click()
+        pg.wait_for_selector(f"{selector} .posenc-explorer__table table")
+        pg.add_script_tag(path=str(AXE))
+        for scheme, rules in (("default", []), ("slate", COLOUR_RULES)):
+            assert pg.evaluate(AXE_BOX, [selector, scheme, rules]) == [], scheme
+        assert not pg.console_errors, pg.console_errors
     finally:
         context.close()
