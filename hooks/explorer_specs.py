@@ -5,8 +5,11 @@ renders them).
 glossary's Chinese form of that English term (hooks/terms.yml, the one source of the site's
 Chinese terms; an unknown term stops the build). ``EXPLORERS`` gives each explorer its title,
 controls (name, label key, options or range, default), plots (name, label key, ``viewBox`` or
-kind), the number of readout lines its box reserves, and the strings its script fills in
-(``{name}`` placeholders), per language.
+kind), the number of readout lines its box reserves on a desktop (a phone reserves 2.2 times
+as many; assets/explorers/explorers.css), and the strings its script fills in (``{name}``
+placeholders), per language. A control's name is also its key in the page address
+(``?<explorer>.<name>=value``) and in ``form.elements``, so it is never ``length``, ``item`` or
+``namedItem`` (properties of that collection).
 """
 
 from __future__ import annotations
@@ -189,7 +192,7 @@ EXPLORERS: dict[str, dict[str, Any]] = {
             _select("trained", "trained", _literal("2048", "4096", "8192", "32768"), "4096"),
             _range("factor", "factor", 1, 64, 8),
             _select(
-                "length",
+                "current",
                 "length",
                 [
                     ("half", "len_half"),
@@ -201,7 +204,7 @@ EXPLORERS: dict[str, dict[str, Any]] = {
             ),
         ],
         "plots": [("wave", "rs_plot_wave", "0 0 320 230"), ("slow", "rs_plot_slow", "0 0 320 230")],
-        "readout_lines": 4,
+        "readout_lines": 6,
         "text": {
             "en": {
                 "pair": "pair index i",
@@ -209,20 +212,23 @@ EXPLORERS: dict[str, dict[str, Any]] = {
                 "slow": "θᵢ/θᵢ′",
                 "plain": "plain",
                 "scaled": "scaled",
-                "seen": "full turn in training",
-                "inside": "within trained angles",
-                "beyond": "beyond trained angles",
-                "attention": "Attention factor a = {a}: every score is multiplied by a² = {a2}.",
-                "classes": "At L = {L}: {seen} pairs turned a full circle within L₀ = {L0}, {inside} stay within the angles seen in training, {beyond} reach angles never seen.",
+                "seen": "full turn within L₀",
+                "inside": "interpolates",
+                "beyond": "extrapolates",
+                "trained": "L₀",
+                "current": "L",
+                "ramp": "YaRN ramp",
+                "attention": "Attention factor a = {a}: cos and sin are multiplied by a, every score by a² = {a2}.",
+                "classes": "At L = {L}: {seen} pairs already turned a full circle within L₀ = {L0}; {inside} interpolate (L·θᵢ′ ≤ L₀·θᵢ: their angles stay within those of training); {beyond} extrapolate (angles never seen in training).",
                 "none": "Plain RoPE: θᵢ = b^(−2i/d).",
                 "linear": "Every pair is slowed down by s = {s}.",
                 "ntk": "NTK-aware scaling is a larger base: b′ = b·s^(d/(d−2)) = {b}.",
                 "dynamic": "Dynamic NTK at L = {L}: base b′ = {b} (b itself up to L₀).",
                 "yarn": "YaRN ramps from pair {lo} to pair {hi}: γᵢ = 1 keeps θᵢ, γᵢ = 0 divides it by s (beta_fast 32, beta_slow 1).",
                 "llama3": "Llama 3 (low_freq_factor 1, high_freq_factor 4): {kept} pairs kept, {divided} divided by s, {blended} blended.",
-                "longrope_short": "LongRoPE, L ≤ L₀: the short factors (made up here, of the page's shape).",
-                "longrope_long": "LongRoPE, L > L₀: the long factors (made up here, of the page's shape).",
-                "cols": ["i", "θᵢ", "θᵢ′", "λᵢ′", "θᵢ/θᵢ′", "γᵢ", "angles at L"],
+                "longrope_short": "LongRoPE, L ≤ L₀: short factors eᵢ from 1 to {last} (made-up factors, chosen as the text above says).",
+                "longrope_long": "LongRoPE, L > L₀: long factors eᵢ from 1 to {last} (made-up factors, chosen as the text above says).",
+                "cols": ["i", "θᵢ", "θᵢ′", "λᵢ′", "θᵢ/θᵢ′", "γᵢ", "L₀·θᵢ", "L·θᵢ′", "class"],
             },
             "zh": {
                 "pair": "[[pair index]] i",
@@ -230,20 +236,23 @@ EXPLORERS: dict[str, dict[str, Any]] = {
                 "slow": "θᵢ/θᵢ′",
                 "plain": "原始",
                 "scaled": "缩放后",
-                "seen": "训练中转满一圈",
-                "inside": "未超出训练时的角度",
-                "beyond": "超出训练时的角度",
-                "attention": "注意力因子 a = {a}：每个[[attention score]]乘以 a² = {a2}。",
-                "classes": "L = {L} 时：{seen} 对在 L₀ = {L0} 之内已转满一圈，{inside} 对的角度不超出训练时见过的范围，{beyond} 对转到从未见过的角度。",
+                "seen": "L₀ 之内转满一圈",
+                "inside": "[[interpolation (of positions, to reach a longer context)]]",
+                "beyond": "[[extrapolation]]",
+                "trained": "L₀",
+                "current": "L",
+                "ramp": "YaRN 过渡区",
+                "attention": "注意力因子 a = {a}：cos 与 sin 乘以 a，每个[[attention score]]乘以 a² = {a2}。",
+                "classes": "L = {L} 时：{seen} 对在 L₀ = {L0} 之内已转满一圈；{inside} 对[[interpolation (of positions, to reach a longer context)]]（L·θᵢ′ ≤ L₀·θᵢ：角度不超出训练时的范围）；{beyond} 对[[extrapolation]]（转到训练时从未见过的角度）。",
                 "none": "原始[[rotary position embedding (RoPE)]]：θᵢ = b^(−2i/d)。",
                 "linear": "每一对都放慢 s = {s} 倍。",
                 "ntk": "NTK-aware 缩放就是增大[[base]]：b′ = b·s^(d/(d−2)) = {b}。",
                 "dynamic": "L = {L} 时的动态 NTK：[[base]] b′ = {b}（L₀ 以内仍为 b）。",
                 "yarn": "YaRN 从第 {lo} 对到第 {hi} 对线性过渡：γᵢ = 1 保留 θᵢ，γᵢ = 0 把它除以 s（beta_fast 32，beta_slow 1）。",
                 "llama3": "Llama 3（low_freq_factor 1，high_freq_factor 4）：保留 {kept} 对，{divided} 对除以 s，{blended} 对混合。",
-                "longrope_short": "LongRoPE，L ≤ L₀：使用短因子（此处为示意值，形状同本页）。",
-                "longrope_long": "LongRoPE，L > L₀：使用长因子（此处为示意值，形状同本页）。",
-                "cols": ["i", "θᵢ", "θᵢ′", "λᵢ′", "θᵢ/θᵢ′", "γᵢ", "L 处的角度"],
+                "longrope_short": "LongRoPE，L ≤ L₀：短因子 eᵢ 从 1 到 {last}（虚构的因子，取法见上文）。",
+                "longrope_long": "LongRoPE，L > L₀：长因子 eᵢ 从 1 到 {last}（虚构的因子，取法见上文）。",
+                "cols": ["i", "θᵢ", "θᵢ′", "λᵢ′", "θᵢ/θᵢ′", "γᵢ", "L₀·θᵢ", "L·θᵢ′", "类别"],
             },
         },
     },
@@ -283,6 +292,7 @@ EXPLORERS: dict[str, dict[str, Any]] = {
                 "probe": "q·q = {qq}. At r = {r}: q·k = {s}; RoFormer's bound on |q·k| = {B}.",
                 "relative": "Query at n + r, key at n = {n}: the curve is the one at n = 0 to within {diff} over {count} distances; the score depends on r only.",
                 "log": "log scale beyond r = 128",
+                "cols": ["i", "θᵢ", "hᵢ = |q⁽ⁱ⁾|²", "|Sᵢ₊₁| at r", "hᵢ·cos(rθᵢ)"],
             },
             "zh": {
                 "r": "距离 r = m − n",
@@ -293,6 +303,7 @@ EXPLORERS: dict[str, dict[str, Any]] = {
                 "probe": "q·q = {qq}。r = {r} 时：q·k = {s}；RoFormer 对 |q·k| 的上界为 {B}。",
                 "relative": "查询在 n + r、键在 n = {n}：这条曲线与 n = 0 时的曲线在 {count} 个距离上相差至多 {diff}；[[attention score]]只取决于 r。",
                 "log": "r > 128 部分为对数坐标",
+                "cols": ["i", "θᵢ", "hᵢ = |q⁽ⁱ⁾|²", "r 处的 |Sᵢ₊₁|", "hᵢ·cos(rθᵢ)"],
             },
         },
     },
