@@ -47,6 +47,22 @@ SET_ALL = """
 """
 
 
+FITS = """
+b => {
+  const r = b.querySelector('.posenc-explorer__readout')
+  return Math.abs(r.getBoundingClientRect().height - parseFloat(getComputedStyle(r).minHeight)) < 0.5
+}
+"""
+
+
+def _opened(tab, server, lang, page, name, query=""):
+    """``open_explorer``, and the readout of the first settings within the lines the page
+    reserved for it (else drawing it would move what follows)."""
+    box = open_explorer(tab, server, lang, page, name, query)
+    assert box.evaluate(FITS), f"{page}{query}: the readout outgrows its reserved lines"
+    return box
+
+
 def _set(box, **values):
     """Sets several controls at once, then fires one change (one redraw): cheaper than
     ``set_control`` per control. The explorer may clamp a value; the test asks for none."""
@@ -56,7 +72,7 @@ def _set(box, **values):
 
 
 def test_alibi_numbers_are_posencs(tab, server):
-    box = open_explorer(tab, server, "en", "alibi.md", "bias")
+    box = _opened(tab, server, "en", "alibi.md", "bias")
     for heads, tokens, causal in [
         (8, 16, True),
         (6, 16, False),
@@ -82,7 +98,7 @@ def test_alibi_numbers_are_posencs(tab, server):
 
 
 def test_alibi_head_stays_within_the_heads(tab, server):
-    box = open_explorer(tab, server, "en", "alibi.md", "bias")
+    box = _opened(tab, server, "en", "alibi.md", "bias")
     _set(box, heads=20)
     _set(box, head=19)
     assert set_control(box, "heads", 5) == "5"
@@ -98,7 +114,7 @@ def _t5_reference(tokens, bidirectional, buckets, max_distance):
 
 
 def test_t5_buckets_are_posencs(tab, server):
-    box = open_explorer(tab, server, "en", "t5-bias.md", "bias")
+    box = _opened(tab, server, "en", "t5-bias.md", "bias")
     assert box.locator('[name="scheme"]').input_value() == "t5"  # the page's own defaults
     for tokens, bidirectional, buckets, max_distance in [
         (256, True, 32, 128),
@@ -199,7 +215,7 @@ MROPE_GRID = [
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_mrope_ids_are_posencs(tab, server, lang):
-    box = open_explorer(tab, server, lang, "mrope.md", "mrope")
+    box = _opened(tab, server, lang, "mrope.md", "mrope")
     bands, inter = _axes_of([16, 24, 24], False), _axes_of([24, 20, 20], True)
     grid = MROPE_GRID if lang == "en" else MROPE_GRID[1::4]
     for v in grid:
@@ -223,21 +239,21 @@ def test_mrope_ids_are_posencs(tab, server, lang):
 
 
 def test_settings_travel_in_the_url_and_the_keyboard_drives_them(tab, server):
-    box = open_explorer(tab, server, "zh", "alibi.md", "bias", "?bias.heads=12&bias.head=9")
+    box = _opened(tab, server, "zh", "alibi.md", "bias", "?bias.heads=12&bias.head=9")
     assert shown(box)["slope"] == [posenc.alibi_slopes(12)[9]]
     assert "个" in shown_text(box)  # the Chinese readout
     box.locator('[name="head"]').focus()
     tab.keyboard.press("ArrowUp")
     assert shown(box)["slope"] == [posenc.alibi_slopes(12)[10]]
     tab.wait_for_function("() => location.search.includes('bias.head=10')")
-    box = open_explorer(tab, server, "en", "mrope.md", "mrope")
+    box = _opened(tab, server, "en", "mrope.md", "mrope")
     _set(box, model="Qwen3-VL", frames=5)
     tab.wait_for_function(
         "() => location.search.includes('mrope.model=Qwen3-VL') &&"
         " location.search.includes('mrope.frames=5')"
     )
     url = tab.url
-    box = open_explorer(tab, server, "en", "mrope.md", "mrope", url[url.index("?") :])
+    box = _opened(tab, server, "en", "mrope.md", "mrope", url[url.index("?") :])
     assert box.locator('[name="model"]').input_value() == "Qwen3-VL"
     v = {**MROPE_GRID[0], "model": "Qwen3-VL", "frames": 5}
     assert shown(box)["t"] == _mrope_reference(v)[0].tolist()

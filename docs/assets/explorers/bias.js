@@ -219,7 +219,6 @@ function render(v, ctx) {
   line(ctx.readout, text.t5_far, {
     exact: String(rule.e), far: num(far, "far"), last: num(bucket(-far), "last"),
   })
-  line(ctx.readout, text.t5_rule, { N: String(N), D: String(D) })
   const rels = Array.from({ length: 2 * T - 1 }, (_, k) => k - (T - 1))
   const buckets = rels.map(bucket)
   const c = chart(svg, { min: -(T - 1), max: T - 1, label: text.rel },

@@ -137,7 +137,7 @@ function render(v, ctx) {
   const tokens = positionIds(segs, merge, v.resume)
   drawIds(ctx, segs, tokens)
 
-  // readout: counts, where the text resumes, the next token, the pairs
+  // readout: counts, where the text resumes, the next token
   const kindOf = (tok) => segs[tok.seg].kind
   const img = tokens.filter((t) => kindOf(t) === "image")
   const vid = tokens.filter((t) => kindOf(t) === "video")
@@ -160,7 +160,6 @@ function render(v, ctx) {
   p.append(" ", ...fill(text.next, { next: num(big(tokens) + 1, "next") }))
   const section = `[${(qwen3 ? SECTIONS.interleaved : SECTIONS.bands).join(", ")}]`
   const layoutName = qwen3 ? text.interleaved : text.bands
-  line(ctx.readout, text.pairs, { model: v.model, half: "64", layout: layoutName, section })
   drawPairs(ctx, pairAxes(qwen3), `${v.model}: ${layoutName} ${section}`)
 
   table(ctx, text.cols, tokens.map((tok, i) => [
