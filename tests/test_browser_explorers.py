@@ -303,7 +303,7 @@ def test_rope_scaling_shows_posenc_numbers(tab, server):
                 "base": base,
                 "trained": L0,
                 "factor": s,
-                "length": length,
+                "current": length,
             }
             assert set_controls(box, settings) == {k: str(v) for k, v in settings.items()}
             check_scaling(shown(box), method, d, float(base), L0, s, length)
