@@ -22,4 +22,4 @@ def require(modname: str):
         msg = f"{modname} is not installed ({exc})"
         if under_ci():
             pytest.fail(f"{msg} -- required under CI=true", pytrace=False)
-        pytest.skip(msg)
+        pytest.skip(msg, allow_module_level=True)  # also at a test file's top level

@@ -23,11 +23,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from ci_rule import require
 from sitecheck import DOCS, LANGS, ROOT
 from test_browser import DESKTOP, PHONE, _open, _url, chromium, serving
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
+require("mkdocs")  # the hook imports it: the site's toolchain (not on a package-only leg)
 _spec = importlib.util.spec_from_file_location("atlas_hook", ROOT / "hooks" / "atlas.py")
 atlas = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(atlas)

@@ -18,7 +18,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from ci_rule import require
+
 ROOT = Path(__file__).resolve().parent.parent
+require("mkdocs")  # the hook imports it: the site's toolchain (not on a package-only leg)
 sys.path.insert(0, str(ROOT / "hooks"))
 import explorers  # noqa: E402
 
