@@ -6,10 +6,25 @@ same anchors and byte-identical code blocks.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_hook(name: str) -> ModuleType:
+    """hooks/<name>.py as a module, loaded from its file (the hooks are not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        f"posenc_hook_{name}", ROOT / "hooks" / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 DOCS = ROOT / "docs"
 LANGS = ("en", "zh")
 

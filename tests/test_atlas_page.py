@@ -14,22 +14,19 @@ That the record matches a fresh walk is checked in tests/test_hf_walk.py.
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
 import re
 
 import pytest
 
 from ci_rule import require
-from sitecheck import DOCS, LANGS, ROOT
+from sitecheck import DOCS, LANGS, ROOT, load_hook
 
 RECORD = DOCS / "assets" / "atlas.json"
 STATUSES = ("verified", "mismatch", "unverified")
 
 require("mkdocs")  # the hook imports it: the site's toolchain (not on a package-only leg)
-_spec = importlib.util.spec_from_file_location("atlas_hook", ROOT / "hooks" / "atlas.py")
-atlas = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(atlas)
+atlas = load_hook("atlas")
 
 
 @pytest.fixture(scope="module")

@@ -17,22 +17,19 @@ Shares tests/test_browser.py's helpers; needs /usr/bin/chromium (see there).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from urllib.parse import urlsplit
 
 import pytest
 
 from ci_rule import require
-from sitecheck import DOCS, LANGS, ROOT
+from sitecheck import DOCS, LANGS, load_hook
 from test_browser import DESKTOP, PHONE, _open, _url, chromium, serving
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
 require("mkdocs")  # the hook imports it: the site's toolchain (not on a package-only leg)
-_spec = importlib.util.spec_from_file_location("atlas_hook", ROOT / "hooks" / "atlas.py")
-atlas = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(atlas)
+atlas = load_hook("atlas")
 
 
 @pytest.fixture(scope="module")

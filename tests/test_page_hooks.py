@@ -13,30 +13,21 @@ tests/test_browser_speed.py.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
+from sitecheck import load_hook
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _hook(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        f"posenc_hook_{name}", ROOT / "hooks" / f"{name}.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-code_blocks = _hook("code_blocks")
-lazy_blocks = _hook("lazy_blocks")
+code_blocks = load_hook("code_blocks")
+lazy_blocks = load_hook("lazy_blocks")
 
 TAGS = re.compile(r"<[^>]+>")
 LAZY = re.compile(r' data-lazy style="contain-intrinsic-size:auto (\d+)px"')

@@ -12,30 +12,21 @@ The browser side is in tests/test_browser.py.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 
 import pytest
+
+from sitecheck import load_hook
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _hook(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        f"posenc_hook_{name}", ROOT / "hooks" / f"{name}.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tables = _hook("tables")
-page_meta = _hook("page_meta")
-lazy_blocks = _hook("lazy_blocks")
+tables = load_hook("tables")
+page_meta = load_hook("page_meta")
+lazy_blocks = load_hook("lazy_blocks")
 
 
 # --- math: where a formula may break -------------------------------------------------------------
@@ -45,7 +36,7 @@ lazy_blocks = _hook("lazy_blocks")
 def katex():
     if shutil.which("node") is None or not (ROOT / "node_modules" / "katex").is_dir():
         pytest.skip("KaTeX needs Node.js and node_modules (npm ci)")
-    return _hook("katex")
+    return load_hook("katex")
 
 
 def _bases(rendered: str) -> list[str]:
