@@ -84,12 +84,14 @@ class BuiltSite:
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory, worker_id) -> BuiltSite:
+def built_site(request, tmp_path_factory, worker_id) -> BuiltSite:
     """The whole bilingual site, built once per run with ``properdocs build --strict`` (as
     ``make build`` does).
 
     Under pytest-xdist (``make test`` runs two workers) the first worker to get here builds it
     into the run's shared temporary folder, under a file lock, and the others reuse that build.
+    A successful build is kept in pytest's cache and copied, not rebuilt, while nothing it is
+    built from has changed (tests/site_store.py says what that covers).
     """
     import subprocess
     import sys
@@ -97,6 +99,7 @@ def built_site(tmp_path_factory, worker_id) -> BuiltSite:
 
     from filelock import FileLock
 
+    import site_store
     from ci_rule import require
 
     require("properdocs")  # the site's toolchain: a leg without it skips (fails under CI=true)
@@ -107,6 +110,12 @@ def built_site(tmp_path_factory, worker_id) -> BuiltSite:
         shared = tmp_path_factory.getbasetemp().parent
     out, log_file, rc_file = shared / "site", shared / "site.log", shared / "site.rc"
     with FileLock(str(shared / "site.lock")):
+        cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
+        store = cache.mkdir("posenc-site") if cache is not None else None
+        digest = site_store.key(root) if store is not None else None
+        if not rc_file.exists() and store is not None and site_store.fetch(store, digest, out):
+            log_file.write_text(site_store.log(store, digest), encoding="utf-8")
+            rc_file.write_text("0", encoding="utf-8")
         if not rc_file.exists():
             command = ["build", "--strict", "-f", "mkdocs.yml", "--site-dir", str(out)]
             proc = subprocess.run(
@@ -117,6 +126,8 @@ def built_site(tmp_path_factory, worker_id) -> BuiltSite:
             )
             log_file.write_text(proc.stdout + proc.stderr, encoding="utf-8")
             rc_file.write_text(str(proc.returncode), encoding="utf-8")
+            if proc.returncode == 0 and store is not None:
+                site_store.keep(store, digest, out, proc.stdout + proc.stderr)
     return BuiltSite(out, int(rc_file.read_text()), log_file.read_text(encoding="utf-8"))
 
 
@@ -136,3 +147,23 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "built_site" in getattr(item, "fixturenames", ()):
             item.add_marker(skip)
+
+
+_VERDICTS = {"checked": 0, "reused": 0}
+
+
+def pytest_runtest_logreport(report):
+    """Count the browser checks run and the stored passes reused (tests/verdicts.py)."""
+    if report.when == "call":
+        for name, value in report.user_properties:
+            if name == "verdict" and value in _VERDICTS:
+                _VERDICTS[value] += 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    if any(_VERDICTS.values()):
+        terminalreporter.write_line(
+            f"per-page browser checks: {_VERDICTS['checked']} run in the browser, "
+            f"{_VERDICTS['reused']} passes reused (nothing they read changed; tests/verdicts.py; "
+            "POSENC_RECHECK=1 runs them all)"
+        )

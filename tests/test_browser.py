@@ -420,23 +420,43 @@ MATH_STATIC = r"""
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_math_is_typeset_at_build_time(browser, server, lang):
+def test_math_is_typeset_at_build_time(request, built_site, server, lang):
     """With JavaScript off, every page shows its math typeset (KaTeX's HTML and CSS, with MathML
     for screen readers), no raw TeX, no equation cut off at 1280 px. (With JavaScript on, that no
-    page requests a script that typesets math is checked by ``test_browser_phone.py::test_page_on_a_phone``.)"""
-    offline, off = _open(browser, DESKTOP, java_script_enabled=False)
-    with_math = 0
+    page requests a script that typesets math is checked by ``test_browser_phone.py::test_page_on_a_phone``.)
+    A page whose served files and this check are unchanged since it passed is not loaded again
+    (tests/verdicts.py); the count of pages with math is stored with each pass."""
+    from verdicts import Verdicts, mark
+
+    here = Path(__file__).parent
+    verdicts = Verdicts(
+        request.config,
+        "no-js-math",
+        built_site.path,
+        [here / "test_browser.py", here / "verdicts.py"],
+    )
+    stored = {name: verdicts.reuse(f"{lang}/{name}") for name in pages("en")}
+    mark(request, all(facts is not None for facts in stored.values()))
+    with_math = sum(facts["math"] > 0 for facts in stored.values() if facts is not None)
+    offline = None
     try:
-        for name in pages("en"):
+        for name in (name for name, facts in stored.items() if facts is None):
+            if offline is None:
+                offline, off = _open(
+                    request.getfixturevalue("browser"), DESKTOP, java_script_enabled=False
+                )
+            off.requests.clear()
             off.goto(_url(server, lang, name), wait_until="load")
             off.evaluate("() => document.fonts.ready")
             report = off.evaluate(MATH_STATIC)
             assert report["untypeset"] == report["invisible"] == report["raw"] == 0, (name, report)
             assert not report["cut"] and report["fonts"] == 0, (name, report)
             with_math += report["total"] > 0
+            verdicts.record(f"{lang}/{name}", off.requests, server, {"math": report["total"]})
         assert with_math >= 15, with_math  # the check saw the math pages
     finally:
-        offline.close()
+        if offline is not None:
+            offline.close()
 
 
 def test_figures_speak_the_page_language(page, server):

@@ -14,10 +14,13 @@ most of the run while the other finished early (issue 23: the suite's 6-minute b
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sitecheck import pages
 from test_browser import MATH_REPORT, OVERFLOW, PHONE, _open, _url, chromium, serving
+from verdicts import Verdicts, mark
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
@@ -140,9 +143,33 @@ def test_the_shards_cover_every_page_once():
     assert all(len(shard(k)) >= len(every) // SHARDS - 1 for k in range(SHARDS))
 
 
+@pytest.fixture(scope="module")
+def phone_verdicts(request, built_site):
+    """The stored passes of check_page (tests/verdicts.py): decided by this file, the helpers and
+    scripts it takes from test_browser.py and test_a11y.py, and axe-core."""
+    from test_a11y import AXE
+
+    here = Path(__file__).parent
+    code = [here / f for f in ("test_browser_phone.py", "test_browser.py", "test_a11y.py")]
+    return Verdicts(request.config, "phone", built_site.path, [*code, here / "verdicts.py", AXE])
+
+
 @pytest.mark.parametrize("name, lang", shard(0))
-def test_page_on_a_phone(phone_tab, server, lang, name):
-    check_page(phone_tab, server, lang, name)
+def test_page_on_a_phone(request, phone_verdicts, server, lang, name):
+    on_a_phone(request, phone_verdicts, server, lang, name)
+
+
+def on_a_phone(request, verdicts, server, lang, name):
+    """check_page, or its stored pass while nothing the page served or the check reads has
+    changed since it passed (tests/verdicts.py); the browser starts only for a page to check."""
+    key = f"{lang}/{name}"
+    reused = verdicts.reuse(key) is not None
+    mark(request, reused)
+    if reused:
+        return
+    pg = request.getfixturevalue("phone_tab")
+    check_page(pg, server, lang, name)
+    verdicts.record(key, pg.requests, server)
 
 
 def check_page(pg, server, lang, name):

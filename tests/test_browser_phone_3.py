@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser_phone import browser, check_page, phone_tab, server, shard  # noqa: F401 (fixtures)
+from test_browser_phone import (  # noqa: F401 (fixtures)
+    browser,
+    on_a_phone,
+    phone_tab,
+    phone_verdicts,
+    server,
+    shard,
+)
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
 
 @pytest.mark.parametrize("name, lang", shard(3))
-def test_page_on_a_phone(phone_tab, server, lang, name):  # noqa: F811 (a fixture imported above)
-    check_page(phone_tab, server, lang, name)
+def test_page_on_a_phone(request, phone_verdicts, server, lang, name):  # noqa: F811 (fixtures)
+    on_a_phone(request, phone_verdicts, server, lang, name)
