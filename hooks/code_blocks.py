@@ -17,11 +17,18 @@ Two jobs Material's bundle or the highlighter would otherwise leave to the reade
   ``var(--md-code-fg-color)``; ``w`` has no rule); punctuation and operators, which Material sets
   in a lighter grey, now take it too. Keywords, strings, numbers, comments, prompts and output
   keep their colours.
+- **Keyboard access before Material mounts a block.** With ``content.lazy`` (mkdocs.yml) Material
+  mounts a code block only when it first comes into view: on load it used to read every block's
+  width (to make one that scrolls focusable), and each read laid out the skipped part of the page
+  around it (hooks/lazy_blocks.py), one forced layout per block. A block with a line longer than
+  a 360 px phone shows (``NARROW_CHARS``) is written focusable (``tabindex="0"``), so the keyboard
+  can scroll it before it is mounted; once mounted, Material keeps or removes that as it always did.
 """
 
 from __future__ import annotations
 
 import re
+from html import unescape
 from typing import Any
 
 # Material's own titles for the button (partials/languages/*.html, "clipboard.copy")
@@ -52,6 +59,23 @@ def copy_buttons(html: str, lang: str) -> str:
     return _BLOCK.sub(button, html)
 
 
+# characters of code a 360 px phone shows on one line (13.6 px monospace in a 296 px box: 36);
+# a block with a longer line may scroll sideways somewhere
+NARROW_CHARS = 32
+_PRE_CODE = re.compile(r'(<code id="posenc-code-\d+")(>.*?</code>)', re.S)
+
+
+def focusable_wide_code(html: str) -> str:
+    """Make each copy-buttoned code block with a line over ``NARROW_CHARS`` focusable."""
+
+    def focusable(match: re.Match[str]) -> str:
+        text = unescape(re.sub(r"<[^>]+>", "", match[2][1:]))
+        wide = max((len(line) for line in text.split("\n")), default=0) > NARROW_CHARS
+        return f'{match[1]} tabindex="0"{match[2]}' if wide else match[0]
+
+    return _PRE_CODE.sub(focusable, html)
+
+
 def drop_plain_spans(html: str) -> str:
     """Unwrap Pygments' ``n``, ``w``, ``p`` and ``o`` spans inside code (text kept)."""
     return _CODE.sub(lambda code: _PLAIN_TOKEN.sub(_text, code[0]), html)
@@ -69,4 +93,4 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
     if start < 0:
         return output
     head, body = output[:start], output[start:]
-    return head + copy_buttons(drop_plain_spans(body), lang)
+    return head + focusable_wide_code(copy_buttons(drop_plain_spans(body), lang))

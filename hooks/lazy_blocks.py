@@ -119,25 +119,46 @@ def estimate(block: str) -> int:
     return int(MARGIN * height) + 48
 
 
+_HEADING_TAG = re.compile(r"<h[1-6]\b", re.I)
+
+
 def mark(article: str) -> str:
     """Give each top-level block below the first screenfuls its ``data-lazy`` size."""
+    return _mark(article, 0, top=True)[0]
+
+
+def _mark(article: str, above: int, top: bool = False) -> tuple[str, int]:
+    """Mark the blocks of ``article`` (the first screenfuls of the page being ``above`` px tall
+    so far); return the marked text and the height above its end. A block that holds a heading
+    (an API page's object: its heading, then its docstring) is never skipped itself: its own
+    blocks are marked instead. Reading a heading's position (Material's table of contents does,
+    for every heading, on load) would lay out a skipped block around it, one forced layout per
+    heading."""
     blocks = _top_level(article)
-    pieces, last, above = [], 0, 0
+    pieces, last = [], 0
     for index, (start, end, tag) in enumerate(blocks):
-        size = estimate(article[start:end])
-        if index < EAGER_MIN or above < EAGER_PX:
-            above += size
+        block = article[start:end]
+        if (top and index < EAGER_MIN) or above < EAGER_PX:
+            above += estimate(block)
             continue
         opening = article[start : article.index(">", start)]
         if _HEADING.fullmatch(tag) or tag in _VOID or _STYLE.search(opening):
             continue
         if "data-explorer=" in opening:  # an explorer (hooks/explorers.py) is drawn by its script
             continue
-        at = start + len(opening)  # at the end of the opening tag: its own attributes come first
+        at = start + len(opening) + 1  # past the opening tag
+        if _HEADING_TAG.search(block) and tag not in _OPAQUE:
+            inner_end = article.rindex("<", start, end)  # its end tag
+            inner, above = _mark(article[at:inner_end], above)
+            pieces += [article[last:at], inner]
+            last = inner_end
+            continue
+        size = estimate(block)
+        at -= 1  # at the end of the opening tag: its own attributes come first
         pieces += [article[last:at], f' data-lazy style="contain-intrinsic-size:auto {size}px"']
         last = at
     pieces.append(article[last:])
-    return "".join(pieces)
+    return "".join(pieces), above
 
 
 def on_post_page(output: str, page: Any, config: Any) -> str:

@@ -279,6 +279,50 @@ def test_mark_never_marks_headings_void_tags_or_styled_blocks() -> None:
     )
 
 
+def test_mark_never_skips_a_heading_inside_a_block() -> None:
+    """An API object (a div holding its heading, then its docstring) is never lazy itself: the
+    blocks inside it are, headings stay drawn (Material's table of contents reads the position of
+    every heading on load, and a heading inside a skipped block forced a layout of that block)."""
+    api = (
+        '<div class="doc doc-object"><h2 id="f">f</h2><div class="doc-contents">'
+        + "<p>"
+        + "word " * 120
+        + "</p>" * 1
+        + '<div class="doc doc-object"><h3 id="f.g">g</h3><div class="doc-contents"><p>g text</p>'
+        + "<table><tr><td>1</td></tr></table></div></div></div></div>"
+    )
+    article = "\n".join(_blocks(20) + [api, "<p>after</p>"])
+    marked = lazy_blocks.mark(article)
+    assert LAZY.sub("", marked) == article
+    assert '<div class="doc doc-object"><h2' in marked  # the object: not lazy
+    assert '<div class="doc-contents">' in marked  # it holds a heading (g's): not lazy either
+    inside = marked.split('<h2 id="f">')[1]
+    assert re.search(r"<p data-lazy style=\"contain-intrinsic-size:auto \d+px\">word", inside)
+    # g's docstring holds no heading: lazy whole
+    assert '<h3 id="f.g">g</h3><div class="doc-contents" data-lazy style=' in inside
+    assert "<p data-lazy" in marked.split("</div></div></div></div>")[1]  # the blocks after
+    # no heading anywhere below a data-lazy element
+    stack = []
+    for m in re.finditer(r"<(/?)([a-z0-9]+)([^>]*)>", marked):
+        if m[1]:
+            stack.pop()
+            continue
+        assert not (re.fullmatch(r"h[1-6]", m[2]) and any(stack)), m[0]
+        stack.append("data-lazy" in m[3])
+    # above the first screens an object is eager whole, as any block
+    assert "data-lazy" not in lazy_blocks.mark(api)
+
+
+def test_wide_code_is_focusable_before_material_mounts_it() -> None:
+    narrow = "<pre><code>x = 1\nprint(x)</code></pre>"
+    wide = '<pre><code><span class="k">import</span> posenc; posenc.rope_frequencies(128, base=10000.0)</code></pre>'
+    escaped = "<pre><code>" + "&lt;" * 20 + "</code></pre>"  # 20 characters, not 80
+    html = code_blocks.focusable_wide_code(code_blocks.copy_buttons(narrow + wide + escaped, "en"))
+    assert html.count('tabindex="0"') == 1
+    assert '<code id="posenc-code-2" tabindex="0">' in html
+    assert code_blocks.focusable_wide_code(html) == html  # never marked twice
+
+
 def test_mark_only_adds_attributes() -> None:
     article = "\n".join(
         ["<h1>T</h1>", *_blocks(12), '<div class="x"><svg viewBox="0 0 100 50"><g/></svg></div>']
@@ -442,6 +486,14 @@ def test_site_config_for_the_speed_hooks() -> None:
     config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
     features = config["theme"]["features"]
     assert features and "content.code.copy" not in features
+    # code blocks mount when they come into view (hooks/code_blocks.py): Material's bundle reads
+    # the feature (a Material without it would mount them all on load again)
+    assert "content.lazy" in features
+    import material
+
+    scripts = Path(material.__file__).parent / "templates" / "assets" / "javascripts"
+    bundles = list(scripts.glob("bundle.*.min.js"))
+    assert bundles and all('"content.lazy"' in b.read_text(encoding="utf-8") for b in bundles)
     assert {"hooks/code_blocks.py", "hooks/lazy_blocks.py"} <= set(config["hooks"])
     css = (ROOT / "docs" / "assets" / "posenc.css").read_text(encoding="utf-8")
     assert re.search(r"\.md-typeset \[data-lazy\]\s*\{\s*content-visibility:\s*auto;", css)
