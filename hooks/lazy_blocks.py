@@ -146,15 +146,14 @@ def _mark(article: str, above: int, top: bool = False) -> tuple[str, int]:
             continue
         if "data-explorer=" in opening:  # an explorer (hooks/explorers.py) is drawn by its script
             continue
-        at = start + len(opening) + 1  # past the opening tag
+        at = start + len(opening)  # the end of the opening tag: its own attributes come first
         if _HEADING_TAG.search(block) and tag not in _OPAQUE:
             inner_end = article.rindex("<", start, end)  # its end tag
-            inner, above = _mark(article[at:inner_end], above)
-            pieces += [article[last:at], inner]
+            inner, above = _mark(article[at + 1 : inner_end], above)
+            pieces += [article[last : at + 1], inner]
             last = inner_end
             continue
         size = estimate(block)
-        at -= 1  # at the end of the opening tag: its own attributes come first
         pieces += [article[last:at], f' data-lazy style="contain-intrinsic-size:auto {size}px"']
         last = at
     pieces.append(article[last:])

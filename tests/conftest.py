@@ -131,6 +131,22 @@ def built_site(request, tmp_path_factory, worker_id) -> BuiltSite:
     return BuiltSite(out, int(rc_file.read_text()), log_file.read_text(encoding="utf-8"))
 
 
+@pytest.fixture(scope="module")
+def server(built_site):
+    """The built site over HTTP on 127.0.0.1 for a browser test module (its base URL)."""
+    from test_browser import serving
+
+    yield from serving(built_site)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, driven by Playwright, for a browser test module."""
+    from test_browser import chromium
+
+    yield from chromium()
+
+
 @pytest.fixture(scope="session")
 def worker_id(request) -> str:
     """pytest-xdist's worker id (gw0, gw1, ...), or "master" when the run is not distributed."""

@@ -24,15 +24,23 @@ from importlib.metadata import distributions
 from pathlib import Path
 
 ENV = ("SITE_URL", "REPO_URL", "EDIT_URI", "POSENC_FIGURE_CACHE", "POSENC_MATH_RECORD")
-_TOOLS = (["node", "--version"], ["fc-list", "--format", "%{file}|%{family}\n"])
+# the installed fonts: the figures are drawn with them, and a browser lays pages out with them
+FONTS = ["fc-list", "--format", "%{file}|%{family}\n"]
+_TOOLS = (["node", "--version"], FONTS)
 
 
-def _run(command: list[str], cwd: Path) -> bytes | None:
+def _run(command: list[str], cwd: Path | None = None) -> bytes | None:
     try:
         proc = subprocess.run(command, cwd=cwd, capture_output=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout if proc.returncode == 0 else None
+
+
+def tool_output(command: list[str], cwd: Path | None = None) -> bytes | None:
+    """What a tool prints (its version, the fonts installed), lines sorted; None when it fails."""
+    out = _run(command, cwd)
+    return None if out is None else b"\n".join(sorted(out.splitlines()))
 
 
 def key(root: Path) -> str | None:
@@ -51,10 +59,10 @@ def key(root: Path) -> str | None:
     katex = root / "node_modules" / "katex" / "package.json"
     h.update(katex.read_bytes() if katex.is_file() else b"-")
     for command in _TOOLS:
-        out = _run(command, root)
+        out = tool_output(command, root)
         if out is None:
             return None
-        h.update(b"\n".join(sorted(out.splitlines())))
+        h.update(out)
     for name in ENV:
         h.update(f"{name}={os.environ.get(name)!r}".encode())
     return h.hexdigest()

@@ -79,16 +79,6 @@ def chromium():
         b.close()
 
 
-@pytest.fixture(scope="module")
-def server(built_site):
-    yield from serving(built_site)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from chromium()
-
-
 def _open(browser, viewport=DESKTOP, **kwargs):
     context = browser.new_context(viewport=viewport, **kwargs)
     pg = context.new_page()

@@ -24,22 +24,12 @@ import pytest
 
 from ci_rule import require
 from sitecheck import DOCS, LANGS, load_hook
-from test_browser import DESKTOP, PHONE, _open, _url, chromium, serving
+from test_browser import DESKTOP, PHONE, _open, _url
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
 require("mkdocs")  # the hook imports it: the site's toolchain (not on a package-only leg)
 atlas = load_hook("atlas")
-
-
-@pytest.fixture(scope="module")
-def server(built_site):
-    yield from serving(built_site)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from chromium()
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 This module holds what every explorer's browser test shares, and the tests of the machinery and
 of the two RoPE explorers (rope-scaling, rope-decay); the tests of the others import from here
-(``from test_browser_explorers import ...``; their module-scoped ``server``, ``browser`` and
-``tab`` fixtures come along with the import).
+(``from test_browser_explorers import ...``; the module-scoped ``tab`` fixture comes along with
+the import, ``server`` and ``browser`` are tests/conftest.py's).
 
 The helpers:
 
@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import posenc
-from test_browser import DESKTOP, PHONE, _open, _url, chromium, serving
+from test_browser import DESKTOP, PHONE, _open, _url
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
@@ -38,27 +38,15 @@ __all__ = [
     "DESKTOP",
     "PHONE",
     "box_height",
-    "browser",
     "axe_clean",
     "close",
     "open_explorer",
-    "server",
     "set_control",
     "set_controls",
     "shown",
     "shown_text",
     "tab",
 ]
-
-
-@pytest.fixture(scope="module")
-def server(built_site):
-    yield from serving(built_site)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from chromium()
 
 
 @pytest.fixture(scope="module")

@@ -19,9 +19,7 @@ from test_browser import _url
 from test_browser_explorers import (
     PHONE,
     _open,
-    browser,
     open_explorer,
-    server,
     set_control,
     shown,
     shown_text,
@@ -29,7 +27,7 @@ from test_browser_explorers import (
 )
 
 # test_browser_explorers.py's fixtures, found by pytest under these names in this module
-FIXTURES = (browser, server, tab)
+FIXTURES = (tab,)  # server and browser: tests/conftest.py
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 

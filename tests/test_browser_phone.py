@@ -19,20 +19,10 @@ from pathlib import Path
 import pytest
 
 from sitecheck import pages
-from test_browser import MATH_REPORT, OVERFLOW, PHONE, _open, _url, chromium, serving
+from test_browser import MATH_REPORT, OVERFLOW, PHONE, _open, _url
 from verdicts import Verdicts, mark
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
-
-
-@pytest.fixture(scope="module")
-def server(built_site):
-    yield from serving(built_site)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from chromium()
 
 
 # What a reader on a phone meets (issue 23), measured on the page as laid out: every block is

@@ -6,11 +6,9 @@ from __future__ import annotations
 import pytest
 
 from test_browser_phone import (  # noqa: F401 (fixtures)
-    browser,
     on_a_phone,
     phone_tab,
     phone_verdicts,
-    server,
     shard,
 )
 

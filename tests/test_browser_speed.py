@@ -19,10 +19,10 @@ import re
 
 import pytest
 
-from test_browser import _open, _url, browser, page, server
+from test_browser import _open, _url, page
 
 # test_browser.py's fixtures, found by pytest under these names in this module
-FIXTURES = (browser, page, server)
+FIXTURES = (page,)  # server and browser: tests/conftest.py
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 

@@ -22,7 +22,6 @@ import functools
 import hashlib
 import json
 import os
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -30,10 +29,9 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-_TOOLS = (
-    [os.environ.get("POSENC_CHROMIUM", "/usr/bin/chromium"), "--version"],
-    ["fc-list", "--format", "%{file}|%{family}\n"],
-)
+from site_store import FONTS, tool_output
+
+_TOOLS = ([os.environ.get("POSENC_CHROMIUM", "/usr/bin/chromium"), "--version"], FONTS)
 
 
 def _sha(data: bytes) -> str:
@@ -48,11 +46,9 @@ def _tools_fingerprint() -> str:
 
     parts = [version("playwright")]
     for command in _TOOLS:
-        try:
-            out = subprocess.run(command, capture_output=True, text=True, timeout=60).stdout
-        except (OSError, subprocess.SubprocessError) as exc:  # unknown: never reuse
-            out = f"unavailable: {exc!r} {os.urandom(8).hex()}"
-        parts.append("\n".join(sorted(out.splitlines())))
+        out = tool_output(command)
+        # unknown: a fingerprint no stored pass has, so none is reused
+        parts.append(out.decode() if out is not None else f"unavailable {os.urandom(8).hex()}")
     return _sha("\0".join(parts).encode())
 
 
