@@ -9,6 +9,8 @@
   lazy part of a page lands on that heading.
 - The copy button written at build time (hooks/code_blocks.py) copies an API page's doctest
   example without prompts.
+- Material's bundle finds on <html> what it sets there as it starts (issue 25): the head sets it
+  before the body is parsed (overrides/main.html), so the bundle's writes restyle nothing.
 
 Fixtures and helpers come from tests/test_browser.py (same server, Chromium and skip rules).
 """
@@ -230,3 +232,43 @@ def test_copy_button_on_an_api_doctest(browser, server, lang):
     assert len(buttons) > 10 and set(buttons) == {1}, buttons
     assert shown.startswith(">>> ") and ">>>" not in copied and "\n..." not in copied
     assert copied.strip() == _without_prompts(shown).strip()
+
+
+# Every change to <html>'s attributes, with the value before and after, and whether the body had
+# begun to be parsed (styled elements exist) when it was made. Observed from the document: at
+# the time an init script runs there is no <html> element yet.
+ROOT_CHANGES = """
+window.__rootChanges = [];
+new MutationObserver(records => {
+  for (const r of records)
+    if (r.target === document.documentElement)
+      window.__rootChanges.push({name: r.attributeName, old: r.oldValue,
+        now: r.target.getAttribute(r.attributeName), body: !!document.body});
+}).observe(document, {attributes: true, attributeOldValue: true, subtree: true});
+"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_material_changes_nothing_on_html_once_the_body_is_drawn(browser, server, lang):
+    """overrides/main.html sets in the head what Material's bundle sets on <html> as it starts
+    (class js, the focus-visible polyfill's class and attribute): a change there once the body is
+    drawn restyles every element (issue 25). The bundle still runs and writes them: it must find
+    them as it leaves them."""
+    context, pg = _open(browser, LIGHTHOUSE_PHONE, is_mobile=True)
+    context.add_init_script(ROOT_CHANGES)
+    try:
+        pg.goto(_url(server, lang, "errata.md"), wait_until="load")
+        changes = pg.evaluate("() => window.__rootChanges")
+        root = pg.evaluate(
+            "() => [document.documentElement.className,"
+            " document.documentElement.hasAttribute('data-js-focus-visible')]"
+        )
+    finally:
+        context.close()
+    early = [c for c in changes if not c["body"]]
+    assert {c["name"] for c in early} >= {"class", "data-js-focus-visible"}, changes
+    late = [c for c in changes if c["body"]]
+    assert late, changes  # the bundle wrote them again: the observer sees its writes
+    assert all(c["old"] == c["now"] for c in late), late
+    assert root == ["js js-focus-visible", True], root
+    assert not pg.console_errors, pg.console_errors

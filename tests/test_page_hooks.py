@@ -313,6 +313,37 @@ def test_mark_never_skips_a_heading_inside_a_block() -> None:
     assert "data-lazy" not in lazy_blocks.mark(api)
 
 
+TABS = (
+    '<div class="tabbed-set tabbed-alternate" data-tabs="1:2">'
+    '<input checked="checked" id="__tabbed_1_1" name="__tabbed_1" type="radio" />'
+    '<input id="__tabbed_1_2" name="__tabbed_1" type="radio" />'
+    '<div class="tabbed-labels"><label for="__tabbed_1_1">NumPy</label>'
+    '<label for="__tabbed_1_2">PyTorch</label></div>\n<div class="tabbed-content">\n'
+    '<div class="tabbed-block">\n<div class="highlight"><pre><code>'
+    + "x = 1\n" * 30
+    + '</code></pre></div>\n</div>\n<div class="tabbed-block">\n<div class="highlight"><pre><code>'
+    + "y = 2\n" * 3
+    + "</code></pre></div>\n</div>\n</div>\n</div>"
+)
+
+
+def test_mark_skips_each_tab_not_the_set_of_tabs() -> None:
+    """Material's tabs script measures a set's labels on load: a skipped set would be laid out
+    for each read. Below the first screens each tab's content is lazy, sized for its own code,
+    the set and its labels are not; above them nothing is."""
+    article = "\n".join(_blocks(20) + [TABS, "<p>after</p>"])
+    marked = lazy_blocks.mark(article)
+    assert LAZY.sub("", marked) == article
+    assert '<div class="tabbed-set tabbed-alternate" data-tabs="1:2">' in marked
+    blocks = re.findall(r'<div class="tabbed-block" data-lazy style="contain-intrinsic-size:auto (\d+)px">', marked)
+    assert len(blocks) == 2
+    long, short = map(int, blocks)
+    assert long >= 30 * 22 and short < long  # each sized for its own 30 and 3 lines
+    assert '<div class="tabbed-labels">' in marked and "<label" in marked
+    assert re.search(r"<p data-lazy style=\"[^\"]+\">after", marked)
+    assert "data-lazy" not in lazy_blocks.mark(TABS)
+
+
 def test_wide_code_is_focusable_before_material_mounts_it() -> None:
     narrow = "<pre><code>x = 1\nprint(x)</code></pre>"
     wide = '<pre><code><span class="k">import</span> posenc; posenc.rope_frequencies(128, base=10000.0)</code></pre>'
@@ -465,6 +496,7 @@ def test_built_lazy_blocks(built_site) -> None:
     lazy_pages = set()
     for name, page in _built_pages(built_site):
         assert not re.search(r"<h[1-6]\b[^>]*data-lazy", page), name
+        assert not re.search(r'<div class="tabbed-set[^>]*data-lazy', page), name
         for opening in re.findall(r"<[a-zA-Z][^>]*data-lazy[^>]*>", page):
             assert opening.count("style=") == 1, (name, opening)
         article = _article(page)
