@@ -135,7 +135,10 @@ def _mark_tabs(block: str) -> str:
     for m in _TAB_CONTENT.finditer(block):
         at = block.index(">", m.start())
         content = block[at + 1 : _end_of(block, "div", at + 1)]
-        pieces += [block[last:at], f' data-lazy style="contain-intrinsic-size:auto {estimate(content)}px"']
+        pieces += [
+            block[last:at],
+            f' data-lazy style="contain-intrinsic-size:auto {estimate(content)}px"',
+        ]
         last = at
     pieces.append(block[last:])
     return "".join(pieces)

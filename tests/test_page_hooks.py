@@ -335,7 +335,9 @@ def test_mark_skips_each_tab_not_the_set_of_tabs() -> None:
     marked = lazy_blocks.mark(article)
     assert LAZY.sub("", marked) == article
     assert '<div class="tabbed-set tabbed-alternate" data-tabs="1:2">' in marked
-    blocks = re.findall(r'<div class="tabbed-block" data-lazy style="contain-intrinsic-size:auto (\d+)px">', marked)
+    blocks = re.findall(
+        r'<div class="tabbed-block" data-lazy style="contain-intrinsic-size:auto (\d+)px">', marked
+    )
     assert len(blocks) == 2
     long, short = map(int, blocks)
     assert long >= 30 * 22 and short < long  # each sized for its own 30 and 3 lines
@@ -550,3 +552,32 @@ def test_mark_sees_a_style_attribute_after_a_newline() -> None:
 )
 def test_top_level_nested_svg_and_comments(article: str) -> None:
     assert [tag for _, _, tag in lazy_blocks._top_level(article)] == ["div", "p", "p"]
+
+
+@pytest.mark.site
+def test_built_pages_defer_materials_bundle_and_set_its_root_attributes_first(built_site) -> None:
+    """overrides/main.html: every page (404s included) loads Material's bundle deferred, before
+    posenc's own deferred scripts, and sets in its head, before any body element, what the
+    bundle sets on <html> as it starts (issue 25)."""
+    pages = 0
+    for name, page in _built_pages(built_site):
+        if "<body" not in page:
+            continue  # a redirect stub
+        pages += 1
+        scripts = re.findall(r"<script src=\"([^\"]+)\"([^>]*)>", page)
+        bundle = [
+            i
+            for i, (src, _) in enumerate(scripts)
+            if re.search(r"javascripts/bundle\.\w+\.min\.js$", src)
+        ]
+        assert len(bundle) == 1, (name, scripts)
+        assert scripts[bundle[0]][1].strip() == "defer", (name, scripts[bundle[0]])
+        ours = [
+            i for i, (src, _) in enumerate(scripts) if re.search(r"assets/posenc[\w-]*\.js$", src)
+        ]
+        assert ours and min(ours) > bundle[0], (name, scripts)
+        head = page[: page.index("<body")]
+        root = head.index('r.classList.replace("no-js","js")')
+        assert 'r.classList.add("js-focus-visible")' in head[root:]
+        assert 'r.setAttribute("data-js-focus-visible","")' in head[root:]
+    assert pages > 80
