@@ -129,16 +129,18 @@ _TABS = re.compile(r'\sclass="tabbed-set\b')
 _TAB_CONTENT = re.compile(r'<div class="tabbed-block"')
 
 
+def _lazy(size: int) -> str:
+    """The attributes that make a block lazy, ``size`` px tall until drawn."""
+    return f' data-lazy style="contain-intrinsic-size:auto {size}px"'
+
+
 def _mark_tabs(block: str) -> str:
     """A set of tabs with each tab's content (``tabbed-block``) marked lazy, the set itself not."""
     pieces, last = [], 0
     for m in _TAB_CONTENT.finditer(block):
         at = block.index(">", m.start())
         content = block[at + 1 : _end_of(block, "div", at + 1)]
-        pieces += [
-            block[last:at],
-            f' data-lazy style="contain-intrinsic-size:auto {estimate(content)}px"',
-        ]
+        pieces += [block[last:at], _lazy(estimate(content))]
         last = at
     pieces.append(block[last:])
     return "".join(pieces)
@@ -179,8 +181,7 @@ def _mark(article: str, above: int, top: bool = False) -> tuple[str, int]:
             pieces += [article[last : at + 1], inner]
             last = inner_end
             continue
-        size = estimate(block)
-        pieces += [article[last:at], f' data-lazy style="contain-intrinsic-size:auto {size}px"']
+        pieces += [article[last:at], _lazy(estimate(block))]
         last = at
     pieces.append(article[last:])
     return "".join(pieces), above
