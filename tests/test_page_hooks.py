@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from ci_rule import require
 from sitecheck import load_hook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -523,8 +524,7 @@ def test_site_config_for_the_speed_hooks() -> None:
     # code blocks mount when they come into view (hooks/code_blocks.py): Material's bundle reads
     # the feature (a Material without it would mount them all on load again)
     assert "content.lazy" in features
-    import material
-
+    material = require("material")
     scripts = Path(material.__file__).parent / "templates" / "assets" / "javascripts"
     bundles = list(scripts.glob("bundle.*.min.js"))
     assert bundles and all('"content.lazy"' in b.read_text(encoding="utf-8") for b in bundles)

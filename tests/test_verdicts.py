@@ -5,6 +5,7 @@ the passes of the per-page browser checks (tests/verdicts.py) and the built site
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -91,6 +92,9 @@ def test_the_site_key_follows_every_input_but_the_tests(tmp_path, monkeypatch):
     (repo / "tests" / "test_x.py").write_text("X = 1")
     _git(repo, "init", "-q")
     monkeypatch.delenv("SITE_URL", raising=False)
+    # the tools the key hashes, as one that every machine running the suite has (the GPU leg's
+    # machine has no Node.js): what is under test is that the key follows the files
+    monkeypatch.setattr(site_store, "_TOOLS", ([sys.executable, "--version"],))
     first = site_store.key(repo)
     assert first is not None and first == site_store.key(repo)
     (repo / "tests" / "test_x.py").write_text("X = 2")
@@ -104,6 +108,9 @@ def test_the_site_key_follows_every_input_but_the_tests(tmp_path, monkeypatch):
     monkeypatch.setenv("SITE_URL", "https://example.org/")
     assert site_store.key(repo) != changed
     assert site_store.key(tmp_path / "not-a-repo") is None
+    # a tool that cannot be run: its version is unknown, so no stored build may be reused
+    monkeypatch.setattr(site_store, "_TOOLS", ([str(tmp_path / "no-such-tool"), "--version"],))
+    assert site_store.key(repo) is None
 
 
 def test_the_store_keeps_one_successful_build(tmp_path, monkeypatch):

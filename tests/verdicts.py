@@ -42,9 +42,12 @@ def _sha(data: bytes) -> str:
 def _tools_fingerprint() -> str:
     """The browser's version and the installed fonts (they decide layout), and Playwright's
     version (how the page is driven)."""
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    parts = [version("playwright")]
+    try:
+        parts = [version("playwright")]
+    except PackageNotFoundError:  # no browser checks run without it; the record logic still can
+        parts = [f"playwright unavailable {os.urandom(8).hex()}"]
     for command in _TOOLS:
         out = tool_output(command)
         # unknown: a fingerprint no stored pass has, so none is reused
