@@ -8,6 +8,15 @@ as ``data-label``; below 720 px posenc.css shows every row as a block: its first
 title, each other cell under the label of its column. On wider screens it stays a table. The
 attribute, not a class, marks it: Material styles only tables without a class.
 
+Every table of a page's article is written inside the two boxes Material's bundle would wrap it
+in on load (``md-typeset__scrollwrap``, ``md-typeset__table``), each focusable so a keyboard can
+scroll it (axe: scrollable-region-focusable), and the table gets the class ``posenc-table``:
+Material wraps only tables without a class, and that wrap detached and re-inserted every table
+at DOMContentLoaded, styling and laying out each one twice (issue 25: /zh/errata/'s first
+table, 938 elements in view, 300 ms of layout at 4x CPU slowdown). posenc.css styles
+``table.posenc-table`` with the rules Material gives ``table:not([class])``
+(tests/test_page_hooks.py holds them equal to the installed Material's).
+
 In every table, a long dotted name in a cell's text
 (``Tipsv2TextEmbeddings.text_model.embeddings.position_embedding``, 443 px on the atlas) may
 break after its dots (``<wbr>``), never inside a word: a narrow table then fits a phone too.
@@ -71,7 +80,33 @@ def stack(table: re.Match[str]) -> str:
     return f"<table data-stack{attrs}>" + body[: head.end()] + ROW.sub(label_row, rest) + "</table>"
 
 
+WRAP = '<div class="md-typeset__scrollwrap" tabindex="0"><div class="md-typeset__table">'
+CLASS = re.compile(r"\sclass\s*=")
+
+
+def _wrap(table: re.Match[str]) -> str:
+    if CLASS.search(table["attrs"]):  # Material leaves a table with a class as it is
+        return table[0]
+    attrs, body = table["attrs"], table["body"]
+    return f'{WRAP}<table class="posenc-table" tabindex="0"{attrs}>{body}</table></div></div>'
+
+
+def wrap(article: str) -> str:
+    """Each table of ``article`` without a class in Material's two boxes, with ``posenc-table``."""
+    return TABLE.sub(_wrap, article) if "<table" in article else article
+
+
 def on_page_content(content: str, page: Any, **kwargs: Any) -> str:
     if "<table" not in content:
         return content
     return TABLE.sub(stack, content)
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    """Wrap the article's tables (after hooks/lazy_blocks.py marked its blocks: a lazy table
+    stays the lazy element, inside its boxes, as it was under Material's wrap)."""
+    start = output.find('<article class="md-content__inner')
+    if start < 0:
+        return output
+    end = output.index("</article>", start)
+    return output[:start] + wrap(output[start:end]) + output[end:]

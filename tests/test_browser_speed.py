@@ -239,26 +239,35 @@ def test_copy_button_on_an_api_doctest(browser, server, lang):
 # the time an init script runs there is no <html> element yet.
 ROOT_CHANGES = """
 window.__rootChanges = [];
+window.__tablesMoved = 0;
 new MutationObserver(records => {
-  for (const r of records)
-    if (r.target === document.documentElement)
+  for (const r of records) {
+    if (r.type === "childList") {
+      for (const n of r.removedNodes) if (n.nodeName === "TABLE") window.__tablesMoved++;
+    } else if (r.target === document.documentElement)
       window.__rootChanges.push({name: r.attributeName, old: r.oldValue,
         now: r.target.getAttribute(r.attributeName), body: !!document.body});
-}).observe(document, {attributes: true, attributeOldValue: true, subtree: true});
+  }
+}).observe(document, {attributes: true, attributeOldValue: true, childList: true, subtree: true});
 """
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_material_changes_nothing_on_html_once_the_body_is_drawn(browser, server, lang):
+def test_material_changes_nothing_on_html_or_tables_once_the_body_is_drawn(browser, server, lang):
     """overrides/main.html sets in the head what Material's bundle sets on <html> as it starts
     (class js, the focus-visible polyfill's class and attribute): a change there once the body is
     drawn restyles every element (issue 25). The bundle still runs and writes them: it must find
-    them as it leaves them."""
+    them as it leaves them. Nor does the bundle move a table into its boxes on load (hooks/tables.py
+    writes them): each move styled and laid out the table again."""
     context, pg = _open(browser, LIGHTHOUSE_PHONE, is_mobile=True)
     context.add_init_script(ROOT_CHANGES)
     try:
         pg.goto(_url(server, lang, "errata.md"), wait_until="load")
         changes = pg.evaluate("() => window.__rootChanges")
+        moved, tables = pg.evaluate(
+            "() => [window.__tablesMoved, document.querySelectorAll("
+            "'.md-typeset__scrollwrap > .md-typeset__table > table.posenc-table').length]"
+        )
         root = pg.evaluate(
             "() => [document.documentElement.className,"
             " document.documentElement.hasAttribute('data-js-focus-visible')]"
@@ -271,4 +280,5 @@ def test_material_changes_nothing_on_html_once_the_body_is_drawn(browser, server
     assert late, changes  # the bundle wrote them again: the observer sees its writes
     assert all(c["old"] == c["now"] for c in late), late
     assert root == ["js js-focus-visible", True], root
+    assert tables >= 1 and moved == 0, (tables, moved)
     assert not pg.console_errors, pg.console_errors

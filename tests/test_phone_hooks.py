@@ -146,6 +146,26 @@ def test_api_parameter_tables_stack_at_any_width():
     assert out.startswith("<table data-stack>") and 'data-label="Description"' in out
 
 
+def test_article_tables_are_written_in_materials_boxes_with_a_class():
+    """Material's bundle wraps each table without a class on load (detach, re-insert: styled and
+    laid out twice); the hook writes the same boxes at build time, and the class stops the wrap."""
+    lazy = '<table data-stack data-lazy style="contain-intrinsic-size:auto 90px"><tr><td>1</td></tr></table>'
+    kept = '<table class="highlighttable"><tr><td>2</td></tr></table>'
+    outside = "<table><tr><td>0</td></tr></table>"
+    page = f'<nav>{outside}</nav><article class="md-content__inner md-typeset"><p>a</p>{lazy}{kept}</article>'
+    out = tables.on_post_page(page, page=None, config=None)
+    boxes = '<div class="md-typeset__scrollwrap" tabindex="0"><div class="md-typeset__table">'
+    assert (
+        out
+        == page.replace(
+            lazy,
+            f'{boxes}<table class="posenc-table" tabindex="0"{lazy[6:]}</div></div>',  # its lazy size kept
+        )
+    )
+    assert out.count("<table") == 3 and out.startswith(f"<nav>{outside}</nav>")  # nav untouched
+    assert tables.on_post_page("<p>no article</p>", page=None, config=None) == "<p>no article</p>"
+
+
 # --- the Chinese 404 under mkdocs serve ---------------------------------------------------------
 
 

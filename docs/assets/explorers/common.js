@@ -144,6 +144,7 @@ export function table(ctx, columns, rows) {
     return
   }
   const t = document.createElement("table")
+  t.tabIndex = 0  // it scrolls sideways on a phone: the keyboard must reach it (axe)
   const head = t.createTHead().insertRow()
   for (const c of columns) {
     const th = document.createElement("th")
