@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import types
 
 import pytest
 import site_figures as plots
@@ -27,7 +28,9 @@ def _shape(svg: str) -> str:
     svg = re.sub(r"\bfig\d+-", "fig-", svg)  # the per-page id prefix
     # matplotlib names a clip path by a hash of its box and transform: a name, not a mark
     svg = re.sub(r"\bfig-p[0-9a-f]{10}\b", "fig-p", svg)
-    svg = re.sub(r'href="(?:\.\./)+assets/figures/', 'href="assets/figures/', svg)  # page depth
+    svg = re.sub(
+        r'(href|src)="(?:\.\./)+assets/figures/', r'\1="assets/figures/', svg
+    )  # page depth
     return re.sub(r"\s+", " ", svg)
 
 
@@ -193,8 +196,8 @@ def test_annotations_are_translated_too(build):
     assert "因果" in _words(zh) and "causal" not in _words(zh)
 
 
-def _store(tmp_path, page: str = "page markdown"):
-    """hooks/figures.py's store of drawn figures, in a temporary folder."""
+def _hook():
+    """hooks/figures.py, loaded as a module."""
     import importlib.util
     from pathlib import Path
 
@@ -203,7 +206,12 @@ def _store(tmp_path, page: str = "page markdown"):
     )
     hook = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hook)
-    store = hook.FigureStore(tmp_path / "figures", [])
+    return hook
+
+
+def _store(tmp_path, page: str = "page markdown"):
+    """hooks/figures.py's store of drawn figures, in a temporary folder."""
+    store = _hook().FigureStore(tmp_path / "figures", [])
     store.page = page
     return store
 
@@ -246,7 +254,11 @@ def test_figure_images_are_files_of_the_site(built_site):
         for data in re.findall(r'href="data:image/[a-z]+;base64,([^"]+)"', text):
             assert len(data) * 3 // 4 < 2048, (page, len(data))
         lang = "zh" if page.relative_to(built_site.path).parts[0] == "zh" else "en"
-        for ref in re.findall(r'href="((?:\.\./)*assets/figures/[^"]+)"', text):
+        # a written image is shown by an <img loading="lazy">, never by an SVG <image>
+        assert not re.search(r'<image\b[^>]*href="(?:\.\./)*assets/figures/', text), page
+        for ref in re.findall(
+            r'<img src="((?:\.\./)*assets/figures/[^"]+)" alt="" loading="lazy"', text
+        ):
             target = (page.parent / ref).resolve()
             assert target.is_file(), (page, ref)
             used.setdefault(target.name, set()).add(lang)
@@ -254,3 +266,27 @@ def test_figure_images_are_files_of_the_site(built_site):
     images = built_site.path / "assets" / "figures"
     assert {p.name for p in images.iterdir()} == set(used)  # nothing written that no page uses
     assert any(langs == {"en", "zh"} for langs in used.values())  # one file for both languages
+
+
+def test_a_figure_image_written_to_a_file_waits_until_it_is_near_the_view(tmp_path):
+    """matplotlib's <image> of a heat map becomes a lazy <img> filling a <foreignObject> with its
+    id, box and transform; a small one stays inline; an attribute the hook would drop is an
+    error, not a silently different picture."""
+    import base64
+
+    hook = _hook()
+    big = base64.b64encode(b"W" * 4096).decode()
+    box = 'id="fig1-image0a" transform="scale(1 -1) translate(0 -161.28)" x="43.2" y="-6.48" width="360" height="161.28"'
+    page = types.SimpleNamespace(url="sinusoidal/")
+    config = types.SimpleNamespace(site_dir=str(tmp_path))
+    small = '<image xlink:href="data:image/png;base64,iVBORw0K" x="1" y="2" width="3" height="4"/>'
+    out = hook.on_post_page(
+        f'<svg><image xlink:href="data:image/webp;base64,{big}" {box}/>{small}</svg>', page, config
+    )
+    (written,) = (tmp_path / "assets" / "figures").iterdir()
+    assert written.read_bytes() == b"W" * 4096 and written.suffix == ".webp"
+    img = f'<img src="../assets/figures/{written.name}" alt="" loading="lazy"'
+    assert out.startswith(f"<svg><foreignObject {box}>{img} style=")
+    assert out.endswith(f"></foreignObject>{small}</svg>")  # under 2 KiB: inline, as it was
+    with pytest.raises(ValueError, match="preserveAspectRatio"):
+        hook.lazy_image(f'<image xlink:href="x" {box} preserveAspectRatio="none"/>', "a.webp")
