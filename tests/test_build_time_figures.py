@@ -274,6 +274,7 @@ def test_a_figure_image_written_to_a_file_waits_until_it_is_near_the_view(tmp_pa
     error, not a silently different picture."""
     import base64
 
+    require("mkdocs")  # the hook imports MkDocs' plugin API (the site's toolchain)
     hook = _hook()
     big = base64.b64encode(b"W" * 4096).decode()
     box = 'id="fig1-image0a" transform="scale(1 -1) translate(0 -161.28)" x="43.2" y="-6.48" width="360" height="161.28"'
