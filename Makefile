@@ -80,7 +80,12 @@ test-oldest:
 	CI= $(OLDEST)/bin/python -m pytest -p no:cacheprovider -m "not site and not browser" \
 		--ignore=tests/test_release.py tests src $(PYTEST_ARGS)
 
+# Lighthouse measures the Chinese pages with a Chinese font, as a phone that reads them has one
+# (bench/lighthouse.py refuses to without): Debian's fonts-noto-cjk, installed here if apt can.
 bench: setup
+	@fc-list :lang=zh-cn | grep -q . || ! command -v apt-get >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		fonts-noto-cjk >/dev/null) || echo "make bench: could not install fonts-noto-cjk"
 	$(BIN)/python -m bench --device $(DEVICE)
 
 # Regenerates what posenc.hf knows of transformers' config classes (src/posenc/hf/classes.json),

@@ -10,6 +10,15 @@ heaviest page of each kind, in both languages:
 * home: ``/``;  * API: the API page (``/api/``, ``/api-*/``) with the most HTML elements;
 * explorer: every other page that holds an interactive explorer (hooks/explorers.py).
 
+The Chinese pages are measured with a Chinese font installed, as a phone that reads them has one
+(Android ships Noto Sans CJK): ``chinese_font`` refuses to measure without one (``make bench``
+installs Debian's ``fonts-noto-cjk``). With none, every Chinese character is looked up in every
+installed font and drawn as a missing glyph: on 2026-11-27 the first style and layout of /zh/rope/
+took 180 ms (median of 7, no throttling), 94 ms of it outside the article (the Chinese navigation),
+against 96 ms for all of /rope/. That day's batch without one gave its three lowest scores to
+Chinese explorer pages (/zh/rope-scaling/ 77, /zh/rope/ 80, /zh/t5-bias/ 82, machine load 3.1);
+with Noto Sans CJK, on a quieter machine (load 1.2-2.0), they scored 97, 98, 98.
+
 Scores (0-100), FCP, LCP, TBT, CLS, Speed Index, bytes transferred and requests are MERGED into
 ``docs/assets/bench.json`` under the key ``lighthouse``; the package benchmarks in that file are
 left as they are. Nothing here is asserted by a test: the numbers depend on the machine.
@@ -48,6 +57,8 @@ GOALS = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 
 # On this machine a run's first paint comes either during parsing or up to two seconds after it
 # (headless Chromium, whatever the page): a page's score moves by up to 20 points between the two
 RUNS = 5
+# the fonts fontconfig (which Chromium asks on Linux) has for Chinese, one family per line
+ZH_FONTS = ["fc-list", ":lang=zh-cn", "family"]
 
 
 def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -57,6 +68,25 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     row = dict(ranked[len(ranked) // 2])
     row["runs"] = [r["performance"] for r in runs]
     return row
+
+
+def chinese_font() -> str:
+    """A Chinese font installed here: Noto Sans CJK SC (the one Android draws simplified Chinese
+    with) when it is there; FileNotFoundError, saying what to install, when there is none."""
+    try:
+        proc = subprocess.run(ZH_FONTS, capture_output=True, text=True, timeout=60)
+        listing = proc.stdout if proc.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        listing = ""
+    families = sorted({line.split(",")[0].strip() for line in listing.splitlines()} - {""})
+    if not families:
+        raise FileNotFoundError(
+            f"no Chinese font installed (`{' '.join(ZH_FONTS)}` lists none): the Chinese pages "
+            "would be measured drawing missing glyphs, as no reader sees them; install one "
+            "(apt-get install fonts-noto-cjk; make bench does this where apt can)"
+        )
+    # Noto Sans CJK SC, the font Android draws simplified Chinese with, when it is there
+    return next((f for f in families if f.endswith("SC")), families[0])
 
 
 def build_site(target: Path) -> None:
@@ -161,6 +191,7 @@ def run(json_path: Path | None, site: Path | None = None) -> dict[str, Any]:
         raise FileNotFoundError(
             f"Chromium not found at {CHROME} (apt-get install chromium, or set CHROME_PATH)"
         )
+    zh_font = chinese_font()
     with tempfile.TemporaryDirectory() as tmp:
         if site is None:
             site = Path(tmp) / "site"
@@ -197,6 +228,7 @@ def run(json_path: Path | None, site: Path | None = None) -> dict[str, Any]:
         "preset": "mobile (Lighthouse default: simulated throttling)",
         "runs_per_page": f"{RUNS}, the median performance kept",
         "served": "gzip",
+        "zh_font": zh_font,
         "load_average": round(os.getloadavg()[0], 1),
         **versions,
         "goals": {c: f">= {g}" for c, g in GOALS.items()},

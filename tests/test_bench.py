@@ -201,3 +201,23 @@ def test_lighthouse_keeps_the_median_run_of_each_page():
         ]
     )
     assert tied["performance"] == 95 and tied["tbt_ms"] == 100
+
+
+def test_lighthouse_will_not_measure_the_chinese_pages_without_a_chinese_font(monkeypatch):
+    from bench import lighthouse
+
+    def listing(text):
+        return [sys.executable, "-c", f"print({text!r}, end='')"]
+
+    monkeypatch.setattr(
+        lighthouse,
+        "ZH_FONTS",
+        listing("Noto Serif CJK JP\nNoto Sans CJK SC,Noto Sans CJK SC Regular\n"),
+    )
+    assert lighthouse.chinese_font() == "Noto Sans CJK SC"
+    monkeypatch.setattr(lighthouse, "ZH_FONTS", listing("WenQuanYi Micro Hei\n"))
+    assert lighthouse.chinese_font() == "WenQuanYi Micro Hei"
+    for empty in (listing(""), listing("\n"), ["posenc-no-such-tool"]):
+        monkeypatch.setattr(lighthouse, "ZH_FONTS", empty)
+        with pytest.raises(FileNotFoundError, match="no Chinese font.*fonts-noto-cjk"):
+            lighthouse.chinese_font()
