@@ -221,3 +221,52 @@ def test_lighthouse_will_not_measure_the_chinese_pages_without_a_chinese_font(mo
         monkeypatch.setattr(lighthouse, "ZH_FONTS", empty)
         with pytest.raises(FileNotFoundError, match="no Chinese font.*fonts-noto-cjk"):
             lighthouse.chinese_font()
+
+
+def test_lighthouse_times_how_long_the_first_frame_waited_to_be_shown():
+    from bench.lighthouse import frame_wait_ms
+
+    url = "http://127.0.0.1:8000/zh/rope/"
+
+    def nav(ts, pid, frame, where):
+        data = {"documentLoaderURL": where}
+        return {
+            "name": "navigationStart",
+            "ts": ts,
+            "pid": pid,
+            "args": {"frame": frame, "data": data},
+        }
+
+    events = [
+        nav(1_000, 7, "F0", "about:blank"),
+        {"name": "ActivateLayerTree", "ts": 1_500, "pid": 7},  # before the page: not counted
+        nav(10_000, 7, "F1", url),
+        {"name": "ActivateLayerTree", "ts": 260_000, "pid": 9},  # another renderer
+        {"name": "ActivateLayerTree", "ts": 310_000, "pid": 7},
+        {"name": "ActivateLayerTree", "ts": 1_300_000, "pid": 7},
+        {"name": "firstPaint", "ts": 320_000, "args": {"frame": "F0"}},  # another frame
+        {"name": "firstPaint", "ts": 1_250_000, "args": {"frame": "F1"}},
+    ]
+    assert frame_wait_ms(events, url) == 940.0
+    assert frame_wait_ms(events, url + "other/") is None  # not in the trace
+    assert frame_wait_ms([e for e in events if e["name"] != "firstPaint"], url) is None
+
+
+def test_lighthouse_sets_aside_runs_whose_first_frame_was_held_back(monkeypatch):
+    from bench import lighthouse
+
+    def fake(runs):
+        made = iter(runs)
+        return lambda url: next(made)
+
+    waits = [(84, 1002), (99, 8), (94, 918), (98, 21), (99, 8), (97, 980), (98, 8), (96, None)]
+    runs = [{"performance": p, "tbt_ms": 0, "frame_wait_ms": w} for p, w in waits]
+    row = lighthouse.measure("u", once=fake(runs))
+    assert row["runs"] == [99, 98, 99, 98, 96] and row["performance"] == 98
+    assert row["set_aside"] == [84, 94, 97] and row["stalled"] is False
+    # never more than ATTEMPTS runs: then every run counts, and the row says so
+    monkeypatch.setattr(lighthouse, "ATTEMPTS", 5)
+    held = [{"performance": 80 + i, "tbt_ms": 0, "frame_wait_ms": 900} for i in range(4)]
+    row = lighthouse.measure("u", once=fake([*held, runs[1]]))
+    assert row["stalled"] is True and row["runs"] == [80, 81, 82, 83, 99]
+    assert row["performance"] == 82 and row["set_aside"] == [80, 81, 82, 83]
