@@ -63,9 +63,10 @@ RUNS = 5
 # in, so the first paint lands a second after the page made it, and Lighthouse's simulation then
 # counts all the page's work as done before its first paint (2 to 15 points). On 2026-11-27, 8
 # runs of /zh/mrope/: the frame waited 918-1002 ms in the four runs that scored 84-97, 8-21 ms in
-# the four that scored 98-99; in the slow runs the page's work was no different. Not the same on
-# every page: in the batch of 06:25 the pages with an explorer stalled in 5 to 13 of their runs,
-# /errata/, / and /zh/api-interop/ in none (why is not known yet).
+# the four that scored 98-99; in the slow runs the page's work was no different. In the batch of
+# 06:25 the pages with an explorer stalled in 5 to 14 of their runs, /errata/, / and
+# /zh/api-interop/ in none; right after, /rope/ with and without its explorer stalled in all of
+# 4 + 4 runs: the rate follows the machine's phase, not the explorer (the cause is not known).
 STALL_MS = 250
 ATTEMPTS = 3 * RUNS
 # the fonts fontconfig (which Chromium asks on Linux) has for Chinese, one family per line
