@@ -66,8 +66,23 @@ RUNS = 5
 # the four that scored 98-99; in the slow runs the page's work was no different. In the batch of
 # 06:25 the pages with an explorer stalled in 5 to 14 of their runs, /errata/, / and
 # /zh/api-interop/ in none; right after, /rope/ with and without its explorer stalled in all of
-# 4 + 4 runs: the rate follows the machine's phase, not the explorer (the cause is not known).
+# 4 + 4 runs: the rate follows the machine's phase, not the explorer. What the traces show: in a
+# stalled run the page's compositor draws frames of its own (four, one per vsync) before the new
+# document's first commit, which is held up by the first style and layout; those frames are never
+# shown and the first real one waits behind them. The page's renderer is the one that showed
+# about:blank: chrome-launcher (Lighthouse's) turns Chromium's RenderDocument off. With it on
+# (2026-11-27, --disable-features without RenderDocument) no run of 29 stalled, but each load
+# started a cold renderer and did more main-thread work (blocking time 250-680 ms against 130-380
+# interleaved), so scores were no better; --run-all-compositor-stages-before-draw likewise
+# (0 of 10 stalled, TBT 200-570). Lighthouse's defaults are kept.
 STALL_MS = 250
+# Each run records Lighthouse's benchmarkIndex of this machine (``host_index``): its CPU speed at
+# that moment. Lighthouse's 4x CPU slowdown is calibrated for a host between 1500 and 2000
+# (docs/throttling.md, "Calibrating the CPU slowdown"); this 2-core machine measured 1029-1892
+# within minutes on 2026-11-27, and a slower host makes the same page's work count for more.
+HOST_INDEX = (
+    "Lighthouse's benchmarkIndex of this machine at each run; its 4x CPU slowdown assumes 1500-2000"
+)
 ATTEMPTS = 3 * RUNS
 # the fonts fontconfig (which Chromium asks on Linux) has for Chinese, one family per line
 ZH_FONTS = ["fc-list", ":lang=zh-cn", "family"]
@@ -100,6 +115,8 @@ def measure(url: str, once=None) -> dict[str, Any]:
     row = median_run(every if stalled else kept)
     row["set_aside"] = [r["performance"] for r in aside]
     row["stalled"] = stalled
+    # the machine's CPU benchmark at every run made, in order (kept and set aside)
+    row["host_index"] = [r["host_index"] for r in every if r.get("host_index") is not None]
     return row
 
 
@@ -251,6 +268,8 @@ def lighthouse(url: str) -> dict[str, Any]:
         if a["score"] is not None and a["score"] < 1
     )
     row["frame_wait_ms"] = None if wait is None else round(wait)
+    # Lighthouse's CPU benchmark of this machine, taken at the start of the run
+    row["host_index"] = round(report["environment"]["benchmarkIndex"])
     row["versions"] = {
         "lighthouse": report["lighthouseVersion"],
         "chromium": re.sub(r".*Chrome/([\d.]+).*", r"\1", report["environment"]["hostUserAgent"]),
@@ -292,6 +311,11 @@ def run(json_path: Path | None, site: Path | None = None) -> dict[str, Any]:
                     f"{row['tbt_ms']:7d} {row['bytes'] / 1024:7.1f} {row['requests']:4d}"
                     + f"  runs {row['runs']}"
                     + (f"  set aside {row['set_aside']}" if row["set_aside"] else "")
+                    + (
+                        f"  host {min(row['host_index'])}-{max(row['host_index'])}"
+                        if row["host_index"]
+                        else ""
+                    )
                     + ("  (too few shown in time: every run counted)" if row["stalled"] else "")
                     + (f"  failed: {', '.join(row['failed'])}" if row["failed"] else ""),
                     flush=True,
@@ -308,6 +332,7 @@ def run(json_path: Path | None, site: Path | None = None) -> dict[str, Any]:
         f"(then another run; at most {ATTEMPTS} a page)",
         "served": "gzip",
         "zh_font": zh_font,
+        "host_index": HOST_INDEX,
         "load_average": round(os.getloadavg()[0], 1),
         **versions,
         "goals": {c: f">= {g}" for c, g in GOALS.items()},

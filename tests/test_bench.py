@@ -260,10 +260,15 @@ def test_lighthouse_sets_aside_runs_whose_first_frame_was_held_back(monkeypatch)
         return lambda url: next(made)
 
     waits = [(84, 1002), (99, 8), (94, 918), (98, 21), (99, 8), (97, 980), (98, 8), (96, None)]
-    runs = [{"performance": p, "tbt_ms": 0, "frame_wait_ms": w} for p, w in waits]
+    runs = [
+        {"performance": p, "tbt_ms": 0, "frame_wait_ms": w, "host_index": 1000 + i}
+        for i, (p, w) in enumerate(waits)
+    ]
     row = lighthouse.measure("u", once=fake(runs))
     assert row["runs"] == [99, 98, 99, 98, 96] and row["performance"] == 98
     assert row["set_aside"] == [84, 94, 97] and row["stalled"] is False
+    # the machine's benchmark at every run made, set aside or not, in order
+    assert row["host_index"] == list(range(1000, 1008))
     # never more than ATTEMPTS runs: then every run counts, and the row says so
     monkeypatch.setattr(lighthouse, "ATTEMPTS", 5)
     held = [{"performance": 80 + i, "tbt_ms": 0, "frame_wait_ms": 900} for i in range(4)]
