@@ -72,8 +72,9 @@ RUNS = 5
 # shown and the first real one waits behind them. The page's renderer is the one that showed
 # about:blank: chrome-launcher (Lighthouse's) turns Chromium's RenderDocument off. With it on
 # (2026-11-27, --disable-features without RenderDocument) no run of 29 stalled, but each load
-# started a cold renderer and did more main-thread work (blocking time 250-680 ms against 130-380
-# interleaved), so scores were no better; --run-all-compositor-stages-before-draw likewise
+# started a cold renderer and did more main-thread work (blocking time: median 345 ms over 12
+# runs, against 183 ms over the 4 interleaved default runs that did not stall), so scores were no
+# better; --run-all-compositor-stages-before-draw likewise
 # (0 of 10 stalled, TBT 200-570). Lighthouse's defaults are kept.
 STALL_MS = 250
 # Each run records Lighthouse's benchmarkIndex of this machine (``host_index``): its CPU speed at
