@@ -71,7 +71,7 @@ RUNS = 5
 # document's first commit, which is held up by the first style and layout; those frames are never
 # shown and the first real one waits behind them. The page's renderer is the one that showed
 # about:blank: chrome-launcher (Lighthouse's) turns Chromium's RenderDocument off. With it on
-# (2026-11-27, --disable-features without RenderDocument) no run of 29 stalled, but each load
+# (2026-11-27, --disable-features without RenderDocument) no run of 33 stalled, but each load
 # started a cold renderer and did more main-thread work (blocking time: median 345 ms over 12
 # runs, against 183 ms over the 4 interleaved default runs that did not stall), so scores were no
 # better; --run-all-compositor-stages-before-draw likewise
