@@ -74,16 +74,9 @@ RUNS = 5
 # (2026-11-27, --disable-features without RenderDocument) no run of 33 stalled, but each load
 # started a cold renderer and did more main-thread work (blocking time: median 345 ms over 12
 # runs, against 183 ms over the 4 interleaved default runs that did not stall), so scores were no
-# better; --run-all-compositor-stages-before-draw likewise
-# (0 of 10 stalled, TBT 200-570). Lighthouse's defaults are kept.
+# better; --run-all-compositor-stages-before-draw likewise (0 of 10 stalled, TBT 200-570).
+# Lighthouse's defaults are kept.
 STALL_MS = 250
-# Each run records Lighthouse's benchmarkIndex of this machine (``host_index``): its CPU speed at
-# that moment. Lighthouse's 4x CPU slowdown is calibrated for a host between 1500 and 2000
-# (docs/throttling.md, "Calibrating the CPU slowdown"); this 2-core machine measured 1029-1892
-# within minutes on 2026-11-27, and a slower host makes the same page's work count for more.
-HOST_INDEX = (
-    "Lighthouse's benchmarkIndex of this machine at each run; its 4x CPU slowdown assumes 1500-2000"
-)
 ATTEMPTS = 3 * RUNS
 # the fonts fontconfig (which Chromium asks on Linux) has for Chinese, one family per line
 ZH_FONTS = ["fc-list", ":lang=zh-cn", "family"]
@@ -269,7 +262,9 @@ def lighthouse(url: str) -> dict[str, Any]:
         if a["score"] is not None and a["score"] < 1
     )
     row["frame_wait_ms"] = None if wait is None else round(wait)
-    # Lighthouse's CPU benchmark of this machine, taken at the start of the run
+    # Lighthouse's CPU benchmark of this machine (benchmarkIndex), taken at the start of the run:
+    # its 4x CPU slowdown is calibrated for a host between 1500 and 2000 (docs/throttling.md,
+    # "Calibrating the CPU slowdown"); on a slower moment the same page's work counts for more
     row["host_index"] = round(report["environment"]["benchmarkIndex"])
     row["versions"] = {
         "lighthouse": report["lighthouseVersion"],
@@ -333,7 +328,8 @@ def run(json_path: Path | None, site: Path | None = None) -> dict[str, Any]:
         f"(then another run; at most {ATTEMPTS} a page)",
         "served": "gzip",
         "zh_font": zh_font,
-        "host_index": HOST_INDEX,
+        "host_index": "Lighthouse's benchmarkIndex of this machine at each run; "
+        "its 4x CPU slowdown assumes 1500-2000",
         "load_average": round(os.getloadavg()[0], 1),
         **versions,
         "goals": {c: f">= {g}" for c, g in GOALS.items()},
