@@ -62,8 +62,10 @@ TEXT = {
 # --- the page's code blocks ------------------------------------------------------------------
 
 
-def _fenced(lines: list[str], i: int) -> tuple[str, str, list[str], int] | None:
-    """The fenced block opening at ``lines[i]``: (indent, info, dedented body, next line)."""
+def fenced(lines: list[str], i: int) -> tuple[str, str, list[str], int] | None:
+    """The fenced block opening at ``lines[i]``: (indent, info, dedented body, next line);
+    None when none opens there. An unclosed block runs to the end. tests/sitecheck.py reads the
+    pages' blocks with it too."""
     m = FENCE.match(lines[i])
     if not m:
         return None
@@ -94,7 +96,7 @@ def code_blocks(markdown: str) -> list[str]:
     """Bodies (dedented) of the ```python blocks of a page that are not markdown-exec blocks."""
     blocks, lines, i = [], markdown.splitlines(), 0
     while i < len(lines):
-        block = _fenced(lines, i)
+        block = fenced(lines, i)
         if block is None:
             i += 1
             continue
@@ -259,7 +261,7 @@ def page_cells(markdown: str, lang: str, page_url: str, site: str) -> list[dict[
     cells: list[dict[str, Any]] = []
     lines, i = COMMENT.sub("", PLACEHOLDER.sub(GENERATED, markdown)).splitlines(), 0
     while i < len(lines):
-        block = _fenced(lines, i)
+        block = fenced(lines, i)
         if block is None:
             if lines[i] == GENERATED:
                 prose.note("generated")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -25,10 +26,17 @@ def load_hook(name: str) -> ModuleType:
     return module
 
 
+# The pages' fenced blocks are read as the build reads them (hooks/notebooks.py, which imports
+# only the standard library and its neighbour hooks/notebook_prose.py).
+sys.path.insert(0, str(ROOT / "hooks"))
+try:
+    from notebooks import fenced
+finally:
+    sys.path.pop(0)
+
 DOCS = ROOT / "docs"
 LANGS = ("en", "zh")
 
-FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)$")
 HEADING = re.compile(
     r"^(?P<level>#{1,6})\s+(?P<title>.*?)\s*(?:\{\s*#(?P<anchor>[^}\s]+)\s*\})?\s*$"
 )
@@ -50,27 +58,13 @@ def parse(text: str):
     lines = text.splitlines()
     i = 0
     while i < len(lines):
-        m = FENCE.match(lines[i])
-        if m:
-            indent, fence, info = m.group("indent"), m.group("fence"), m.group("info").strip()
-            body = []
-            i += 1
-            while i < len(lines):
-                close = FENCE.match(lines[i])
-                if (
-                    close
-                    and close.group("fence")[0] == fence[0]
-                    and len(close.group("fence")) >= len(fence)
-                    and not close.group("info").strip()
-                ):
-                    break
-                line = lines[i]
-                body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
-                i += 1
+        block = fenced(lines, i)
+        if block is not None:
+            _, info, body, i = block
             blocks.append((info, "\n".join(body)))
-        else:
-            h = HEADING.match(lines[i])
-            if h:
-                headings.append((len(h.group("level")), h.group("anchor"), h.group("title")))
+            continue
+        h = HEADING.match(lines[i])
+        if h:
+            headings.append((len(h.group("level")), h.group("anchor"), h.group("title")))
         i += 1
     return headings, blocks

@@ -189,17 +189,11 @@ def _prose_lines(md: str) -> list[str]:
 
     out, lines, i = [], re.sub(r"<!--.*?-->", "", md, flags=re.S).splitlines(), 0
     while i < len(lines):
-        m = sitecheck.FENCE.match(lines[i])
-        if m:  # skip to the closing fence
-            i += 1
-            while i < len(lines) and not (
-                (c := sitecheck.FENCE.match(lines[i]))
-                and not c["info"].strip()
-                and c["fence"][0] == m["fence"][0]
-                and len(c["fence"]) >= len(m["fence"])
-            ):
-                i += 1
-        elif not _NOT_PROSE.match(lines[i]):
+        block = sitecheck.fenced(lines, i)
+        if block is not None:  # skip past the closing fence
+            i = block[3]
+            continue
+        if not _NOT_PROSE.match(lines[i]):
             h = sitecheck.HEADING.match(lines[i])
             out.append(f"{h['level']} {h['title']}" if h else lines[i])
         i += 1
