@@ -382,6 +382,38 @@ def test_every_page_cites_itself_and_states_its_versions(built_site, lang):
             assert note.endswith(". (recorded by make bench in bench.json)"), note
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_performance_page_shows_the_lighthouse_record(built_site, lang):
+    """The page-speed table is bench.json's Lighthouse record as it stands: each page measured
+    with its median score and every run's, and under it the range of the machine's CPU
+    benchmark with where that lies against the 1500-2000 Lighthouse's 4x slowdown assumes."""
+    lh = json.loads((DOCS / "assets" / "bench.json").read_text(encoding="utf-8"))["lighthouse"]
+    html = _html(built_site, lang, "performance.md").read_text("utf-8")
+    text = re.sub(r"<[^>]+>", "", html)
+    shown = {}  # page measured -> its row's cells, as text (the table's rows have 12 cells)
+    for tr in re.findall(r"<tr>(.*?)</tr>", html, re.S):
+        cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td.*?</td>", tr, re.S)]
+        if len(cells) == 12 and cells[0].startswith("/"):
+            shown[cells[0]] = cells
+    assert list(shown) == [row["page"] for row in lh["pages"]], list(shown)
+    for row in lh["pages"]:
+        cells = shown[row["page"]]
+        assert int(cells[2]) == row["performance"], cells
+        assert cells[-1].split("(")[0].split() == [str(r) for r in row["runs"]], cells
+    host = [i for row in lh["pages"] for i in row.get("host_index", [])]
+    assert host, "the record names the CPU benchmark of its runs"
+    lo, hi = min(host), max(host)
+    if lo > 2000:
+        side = {"en": "above the 1500–2000", "zh": "高于 CPU 放慢四倍所标定的 1500–2000"}
+    elif hi < 1500:
+        side = {"en": "below the 1500–2000", "zh": "低于 CPU 放慢四倍所标定的 1500–2000"}
+    elif lo >= 1500 and hi <= 2000:
+        side = {"en": "within the 1500–2000", "zh": "在 CPU 放慢四倍所标定的 1500–2000 之内"}
+    else:
+        side = {"en": "partly outside the 1500–2000", "zh": "部分超出 CPU 放慢四倍所标定的"}
+    assert f"{lo}–{hi}, {side['en']}" in text or f"{lo}–{hi}，{side['zh']}" in text, (lo, hi)
+
+
 def test_citation_cff_matches_the_package():
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     assert cff["cff-version"] == "1.2.0" and cff["title"] and cff["authors"]
