@@ -58,24 +58,16 @@ GOALS = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 
 # (see STALL_MS): a page's score moves by up to 20 points between the two
 RUNS = 5
 # A run in which the display held the page's first frame, drawn and ready, for longer than this
-# before showing it is set aside and another run made (at most ATTEMPTS runs a page): headless
-# Chromium here sometimes stops drawing the window ~0.3 s into the load and draws again ~1.25 s
-# in, so the first paint lands a second after the page made it, and Lighthouse's simulation then
-# counts all the page's work as done before its first paint (2 to 15 points). On 2026-11-27, 8
-# runs of /zh/mrope/: the frame waited 918-1002 ms in the four runs that scored 84-97, 8-21 ms in
-# the four that scored 98-99; in the slow runs the page's work was no different. In the batch of
-# 06:25 the pages with an explorer stalled in 5 to 14 of their runs, /errata/, / and
-# /zh/api-interop/ in none; right after, /rope/ with and without its explorer stalled in all of
-# 4 + 4 runs: the rate follows the machine's phase, not the explorer. What the traces show: in a
-# stalled run the page's compositor draws frames of its own (four, one per vsync) before the new
-# document's first commit, which is held up by the first style and layout; those frames are never
-# shown and the first real one waits behind them. The page's renderer is the one that showed
-# about:blank: chrome-launcher (Lighthouse's) turns Chromium's RenderDocument off. With it on
-# (2026-11-27, --disable-features without RenderDocument) no run of 33 stalled, but each load
-# started a cold renderer and did more main-thread work (blocking time: median 345 ms over 12
-# runs, against 183 ms over the 4 interleaved default runs that did not stall), so scores were no
-# better; --run-all-compositor-stages-before-draw likewise (0 of 10 stalled, TBT 200-570).
-# Lighthouse's defaults are kept.
+# before showing it is set aside and another run made (at most ATTEMPTS runs a page). Headless
+# Chromium here sometimes draws frames of its own before the new document's first commit (held
+# up by the first style and layout), then shows nothing until ~1.25 s: the first paint lands a
+# second after the page made it and Lighthouse's simulation counts all the page's work before it
+# (2 to 15 points; 8 runs of /zh/mrope/ on 2026-11-27: frames that waited 918-1002 ms scored
+# 84-97, 8-21 ms scored 98-99, the page's work the same). The rate follows the machine's phase,
+# not the page. The renderer is the one that showed about:blank (chrome-launcher turns Chromium's
+# RenderDocument off); with it on no run of 33 stalled, but each load did more main-thread work
+# (blocking time: median 345 ms against 183 ms), and --run-all-compositor-stages-before-draw
+# likewise (0 of 10 stalled, TBT 200-570): no better scores, so Lighthouse's defaults are kept.
 STALL_MS = 250
 ATTEMPTS = 3 * RUNS
 # the fonts fontconfig (which Chromium asks on Linux) has for Chinese, one family per line
