@@ -83,9 +83,8 @@ test-oldest:
 # Lighthouse measures the Chinese pages with a Chinese font, as a phone that reads them has one
 # (bench/lighthouse.py refuses to without): Debian's fonts-noto-cjk, installed here if apt can.
 bench: setup
-	@fc-list :lang=zh-cn | grep -q . || ! command -v apt-get >/dev/null || \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		fonts-noto-cjk >/dev/null) || echo "make bench: could not install fonts-noto-cjk"
+	@tools/apt_need.sh "make bench's Lighthouse runs of the Chinese pages, refused without it" \
+		"fc-list :lang=zh-cn | grep -q ." fonts-noto-cjk
 	$(BIN)/python -m bench --device $(DEVICE)
 
 # Regenerates what posenc.hf knows of transformers' config classes (src/posenc/hf/classes.json),
