@@ -35,6 +35,25 @@ def quick(tmp_path_factory):
     return results, json.loads(path.read_text(encoding="utf-8"))
 
 
+def test_build_is_timed_as_rebuilt_and_as_drawn_anew():
+    """The goal is measured on a rebuild (figures read from .cache/figures/, filled by an untimed
+    build first); the build that draws every figure is timed and recorded beside it."""
+    sys.path.insert(0, str(ROOT))
+    from bench.report import build_record
+
+    calls = []
+
+    def fake(figure_cache):
+        calls.append(figure_cache)
+        return {False: 31.0, True: 17.0 + len(calls)}[figure_cache]
+
+    record = build_record(fake)
+    assert calls == [False, True, True]
+    assert record["seconds"] == 20.0 and record["cold_seconds"] == 31.0 and record["met"]
+    calls.clear()
+    assert not build_record(lambda figure_cache: None if figure_cache else 9.0)["met"]
+
+
 def test_every_case_ran_and_was_written(quick):
     results, written = quick
     assert [c["id"] for c in written["cases"]] == [
