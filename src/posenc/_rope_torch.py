@@ -1,8 +1,11 @@
 """The eager torch rotation behind :func:`posenc.apply_rope` and ``RotaryEmbedding`` (not public).
 
 Where the time goes (torch profiler and timings; q and k of shape (1, 32, 4096, 128), float32,
-on the 2-core CPU of ``make bench``): Meta's complex multiply spends about 8 ms per tensor
-multiplying and about 37 ms allocating its output and faulting it in, one 4 KiB page at a time.
+on the 2-core CPU of ``make bench``): on 2026-11-26 Meta's complex multiply spent about 8 ms per
+tensor multiplying and about 37 ms allocating its output and faulting it in, one 4 KiB page at a
+time; on 2026-11-27 this machine faulted it in about 4.5 times faster (q and k: 38.8 ms as
+run, 23.4 ms with the outputs in huge pages, against 96.1 and 27.4 ms), so how much the faults
+weigh depends on the machine.
 posenc's old path spent about as much again in ops on a stride-2 ``sin`` (a view of the
 interleaved sin/cos table, which takes torch's non-vectorised loop) and in ``torch.complex`` of
 two strided views on every call; its argument checks cost microseconds. So:
@@ -14,7 +17,11 @@ two strided views on every call; its argument checks cost microseconds. So:
 * half pairs ``(i, i + r/2)`` take two ops over the whole tensor (:func:`_half`): a multiply by
   ``[cos, cos]`` and one multiply-add of the cross terms by ``[-sin, sin]``, through strided
   views that pair each half with the other half of the same row. Their multiply-add walks rows
-  of ``r/2`` elements, so they cost about twice the complex multiply; slabs that keep the
+  of ``r/2`` elements, so they cost about twice the complex multiply (1.87 to 2.17 times, every
+  output in huge pages): they beat Meta's code only where its page faults are dear (0.76 times
+  on 2026-11-26, 1.05 times on 2026-11-27). Reading each half once through a ``(..., 2, r/2)``
+  view with the tables ``[cos; sin]`` and ``[-sin; cos]`` moves fewer bytes but was slower (the
+  axis of size 2 broadcast: 16.4 ms against 11.8 ms a tensor); slabs that keep the
   second op in cache were as fast on an idle machine but need 3 ops per slab, and each op is a
   parallel region that waits for both cores: on a loaded machine they ran 5 to 8 times slower;
 * ``cis`` (and the half pairing's contiguous cos/sin tables) are built straight from the float64
