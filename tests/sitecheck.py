@@ -6,6 +6,7 @@ same anchors and byte-identical code blocks.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import re
 import sys
@@ -26,13 +27,20 @@ def load_hook(name: str) -> ModuleType:
     return module
 
 
+def import_hook(name: str) -> ModuleType:
+    """hooks/<name>.py imported as the build imports it: hooks/ is on sys.path while it is
+    imported (so its imports of neighbouring hooks resolve), and every call gets the same module
+    (unlike :func:`load_hook`, a private copy loaded from the file)."""
+    sys.path.insert(0, str(ROOT / "hooks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "hooks"))
+
+
 # The pages' fenced blocks are read as the build reads them (hooks/notebooks.py, which imports
 # only the standard library and its neighbour hooks/notebook_prose.py).
-sys.path.insert(0, str(ROOT / "hooks"))
-try:
-    from notebooks import fenced
-finally:
-    sys.path.pop(0)
+fenced = import_hook("notebooks").fenced
 
 DOCS = ROOT / "docs"
 LANGS = ("en", "zh")

@@ -16,7 +16,6 @@ import functools
 import http.server
 import os
 import shutil
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -24,7 +23,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 
 from ci_rule import require
-from sitecheck import DOCS, ROOT, api_pages, pages
+from sitecheck import DOCS, api_pages, import_hook, pages
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
@@ -198,11 +197,7 @@ def test_comparison_table_reads_as_text(page, server, lang):
 
 
 def _doctest_block(md: str) -> str:
-    sys.path.insert(0, str(ROOT / "hooks"))
-    try:
-        import notebooks
-    finally:
-        sys.path.pop(0)
+    notebooks = import_hook("notebooks")
     blocks = [b for b in notebooks.code_blocks(md) if b.lstrip().startswith(">>>")]
     return notebooks.plain_code(blocks[0], keep_errors=False)
 

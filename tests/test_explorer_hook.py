@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,13 +18,11 @@ from types import SimpleNamespace
 import pytest
 
 from ci_rule import require
+from sitecheck import import_hook
 
 ROOT = Path(__file__).resolve().parent.parent
 require("mkdocs")  # the hook imports it: the site's toolchain (not on a package-only leg)
-sys.path.insert(0, str(ROOT / "hooks"))
-import explorers  # noqa: E402
-
-sys.path.remove(str(ROOT / "hooks"))
+explorers = import_hook("explorers")
 
 NAMES = sorted(explorers.EXPLORERS)
 
@@ -152,11 +149,7 @@ def test_pages_place_explorers_with_the_same_line_in_both_languages():
 
 def test_a_notebook_says_where_the_explorer_is():
     """hooks/notebook_prose.py: the explorer's line becomes a note with a link to it on the site."""
-    sys.path.insert(0, str(ROOT / "hooks"))
-    try:
-        from notebook_prose import Prose
-    finally:
-        sys.path.remove(str(ROOT / "hooks"))
+    Prose = import_hook("notebook_prose").Prose
     for lang, words in (("en", "interactive explorer"), ("zh", "交互图")):
         prose = Prose("https://x.test/rope/", "https://x.test/", lang)
         for line in (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 import yaml
@@ -106,13 +105,9 @@ import os  # noqa: E402
 def _hook(name: str):
     """A module of hooks/, imported when a test needs it: zh_search imports mkdocs, which the
     non-cpu legs (where this file is skipped) may not have, so nothing is imported at collection."""
-    import importlib
+    import sitecheck
 
-    sys.path.insert(0, str(ROOT / "hooks"))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.pop(0)
+    return sitecheck.import_hook(name)
 
 
 CODE_BOX_COLUMNS = 80  # what a code box shows at 1280 px (Material, both sidebars open)

@@ -286,12 +286,9 @@ def test_explain_in_chinese_uses_no_avoided_form():
 
 
 def _atlas_zh() -> str:
-    import sys
+    from sitecheck import import_hook
 
-    sys.path.insert(0, str(ROOT / "hooks"))
-    import atlas
-
-    return atlas.render((DOCS / "zh" / "atlas.md").read_text(encoding="utf-8"), "zh")
+    return import_hook("atlas").render((DOCS / "zh" / "atlas.md").read_text(encoding="utf-8"), "zh")
 
 
 ENGLISH_RUN = re.compile(r"(?<![\w'])[A-Za-z][a-z'-]*(?:[ ,;]+[A-Za-z][a-z'-]*){3,}")
