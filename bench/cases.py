@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 import posenc
+from posenc._rope_torch import forget_tables
 
 from . import peers
 from .timing import measure, measure_rounds, ratio_spread
@@ -201,12 +202,16 @@ def rope_torch(size, repeat, device):
     pos = torch.arange(seq, device=device)
     hf, lucid = peers.hf_rope(), peers.rotary_embedding_torch()
 
-    def ours(pairing):
+    def ours(pairing, rebuild=False):
         def run(qq=q, kk=k, start=0):
+            # a new step: no tables kept from the last; k takes q's (the same positions) unless
+            # rebuild, which shows what building them for each costs
+            forget_tables()
             p = pos if start == 0 else torch.arange(start, start + qq.shape[-2], device=qq.device)
-            return posenc.apply_rope(qq, p, pairing=pairing), posenc.apply_rope(
-                kk, p, pairing=pairing
-            )
+            rq = posenc.apply_rope(qq, p, pairing=pairing)
+            if rebuild:
+                forget_tables()
+            return rq, posenc.apply_rope(kk, p, pairing=pairing)
 
         return run
 
@@ -225,6 +230,11 @@ def rope_torch(size, repeat, device):
             "interleaved",
         ),
         "floor: clone q and k": ("floor", lambda: (q.clone(), k.clone()), None),
+        "posenc half, cos/sin built twice": (
+            "variant",
+            ours("half", rebuild=True),
+            "half",
+        ),
     }
     rounds = measure_rounds(
         {k_: v[1] for k_, v in contenders.items()}, repeat=repeat, device=device

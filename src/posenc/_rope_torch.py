@@ -14,27 +14,35 @@ two strided views on every call; its argument checks cost microseconds. So:
   one fault per 2 MiB instead of 512, 7 ms instead of 37 ms for 64 MiB;
 * interleaved pairs ``(2i, 2i+1)`` are complex numbers: the rotation is one complex multiply by
   ``cis = f e^{i p w}`` into the output, the op Meta's code runs;
-* half pairs ``(i, i + r/2)`` take two ops over the whole tensor (:func:`_half`): a multiply by
-  ``[cos, cos]`` and one multiply-add of the cross terms by ``[-sin, sin]``, through strided
-  views that pair each half with the other half of the same row. Their multiply-add walks rows
-  of ``r/2`` elements, so they cost about twice the complex multiply (1.87 to 2.17 times, every
-  output in huge pages): they beat Meta's code only where its page faults are dear (0.76 times
-  on 2026-11-26, 1.05 times on 2026-11-27). Reading each half once through a ``(..., 2, r/2)``
-  view with the tables ``[cos; sin]`` and ``[-sin; cos]`` moves fewer bytes but was slower (the
-  axis of size 2 broadcast: 16.4 ms against 11.8 ms a tensor); slabs that keep the
-  second op in cache were as fast on an idle machine but need 3 ops per slab, and each op is a
-  parallel region that waits for both cores: on a loaded machine they ran 5 to 8 times slower;
+* half pairs ``(i, i + r/2)`` take two ops over the whole tensor (:func:`_half`): a multiply of
+  the cross terms by ``[-sin, sin]``, through strided views that pair each half with the other
+  half of the same row, then one multiply-add by ``[cos, cos]`` over whole rows. On 2026-11-27
+  (outputs already faulted in, per tensor) the paired multiply took 7.8 ms (it walks rows of
+  ``r/2`` elements), the multiply-add 4.5 ms and Meta's complex multiply 5.4 ms; the other
+  order (whole-row multiply first, paired multiply-add second) took 4.8 + 8.3 ms and left half
+  pairs at 1.08 times Meta's time where this order gives 1.01 times. Reading each half once
+  through a ``(..., 2, r/2)`` view with the tables ``[cos; sin]`` and ``[-sin; cos]`` moves
+  fewer bytes but was slower (the axis of size 2 broadcast: 16.4 ms against 11.8 ms a tensor);
+  slabs that keep the second op in cache were as fast on an idle machine but need 3 ops per
+  slab, and each op is a parallel region that waits for both cores: on a loaded machine they
+  ran 5 to 8 times slower;
 * ``cis`` (and the half pairing's contiguous cos/sin tables) are built straight from the float64
   angles: anchors every ``sqrt(seq)`` positions, exact rotations in between, as
-  :func:`posenc.sinusoidal` does; no strided views, no per-call ``torch.complex`` of them;
+  :func:`posenc.sinusoidal` does; no strided views, no per-call ``torch.complex`` of them. The
+  half tables are one broadcast copy each (two ``cat`` of the strided ``real`` and ``imag``
+  views took 1.6 ms); right after a rotation, with the caches cold, building them still takes
+  about 1.8 ms, a tenth of a tensor's rotation, so the last call's tables are kept for a next
+  call at equal integer positions (:func:`rope_tables`): q and then k build them once, as
+  Meta's and Hugging Face's code do;
 * float16/bfloat16 inputs go through a scratch buffer in the work dtype, slab by slab
   (:data:`CHUNK_BYTES`), so no temporary the size of ``x`` is made; interleaved inputs the
   complex view cannot take (an odd storage offset, a stride on the feature axis) are copied
   whole first, so that every layout gets the same op and the same result bit for bit.
 
 Every branch reads shapes, strides and dtypes, never tensor values, except the test of whether
-the positions run in equal steps (which picks the anchor method; it reads the positions, ``seq``
-values, not ``x``); traced or differentiated calls take :func:`rotate_functional` instead.
+the positions run in equal steps (which picks the anchor method) and the comparison with the kept
+positions (both read the positions, ``seq`` values, not ``x``); traced or differentiated calls
+take :func:`rotate_functional` instead.
 """
 
 from __future__ import annotations
@@ -162,6 +170,36 @@ def cis(pos: Any, inv_freq: Any, factor: float, work: Any) -> Any:
     return out.reshape(shape + (half,))
 
 
+# The tables of the last CPU call with integer positions (at most this many bytes) are kept for
+# the next call: q and then k at the same positions take one build of cos/sin, as in Meta's and
+# Hugging Face's code, which build it once for both.
+KEEP_BYTES = 2**23
+_kept: list[Any] = [None]  # [(key, a copy of the positions, tables)]: one reference, swapped whole
+
+
+def rope_tables(pos: Any, inv_freq: Any, factor: float, work: Any, pairing: str) -> tuple[Any, ...]:
+    """:func:`tables_from_cis` of :func:`cis`, or the last call's when it had equal integer
+    positions (compared value by value, so a tensor changed in place is never taken for the
+    old one), frequencies, factor, work dtype and pairing."""
+    torch = sys.modules["torch"]
+    keep = pos.device.type == "cpu" and not (pos.dtype.is_floating_point or pos.dtype.is_complex)
+    if keep:
+        key = (pairing, work, float(factor), np.asarray(inv_freq, np.float64).tobytes(), pos.dtype)
+        last = _kept[0]
+        if last is not None and last[0] == key and last[1].shape == pos.shape:
+            if torch.equal(last[1], pos):
+                return last[2]
+    tabs = tables_from_cis(cis(pos, inv_freq, factor, work), pairing)
+    if keep and sum(t.numel() * t.element_size() for t in tabs) <= KEEP_BYTES:
+        _kept[0] = (key, pos.clone(), tabs)
+    return tabs
+
+
+def forget_tables() -> None:
+    """Drop the kept tables (the benchmark does before each q and k, as a new step would)."""
+    _kept[0] = None
+
+
 def _anchors(starts: Any, step: float, length: int, w: Any, factor: float) -> tuple[Any, ...]:
     """Exact ``factor * e^{i a w}`` at anchors every ``block`` positions of each row
     ``(rows, n_anchor, half)`` and ``e^{i j step w}`` inside a block ``(block, half)``, complex128."""
@@ -185,7 +223,7 @@ def _products(mul: Any, z: Any, u: Any, out: Any, n_full: int, block: int) -> No
 
 def tables_from_cis(c: Any, pairing: str) -> tuple[Any, ...]:
     """What :func:`rotate` multiplies by: ``(cis,)`` (interleaved) or, for the half pairing,
-    ``([cos, cos], sin, [-sin, sin])``, each contiguous (small: ``x``'s size over the heads)."""
+    ``([cos, cos], [-sin, sin])``, each contiguous (small: ``x``'s size over the heads)."""
     if pairing == "interleaved":
         return (c,)
     return _half_tables(c.real, c.imag)
@@ -200,10 +238,17 @@ def tables(cos: Any, sin: Any, pairing: str, work: Any) -> tuple[Any, ...]:
     return _half_tables(cos, sin)
 
 
-def _half_tables(cos: Any, sin: Any) -> tuple[Any, Any, Any]:
+def _half_tables(cos: Any, sin: Any) -> tuple[Any, Any]:
+    """``[cos, cos]`` and ``[-sin, sin]`` along the last axis: one broadcast copy each (two
+    ``cat`` of the strided ``real`` and ``imag`` views took 4 times as long)."""
     torch = sys.modules["torch"]
-    sin = sin.contiguous()
-    return torch.cat((cos, cos), dim=-1), sin, torch.cat((-sin, sin), dim=-1)
+    pair = (*cos.shape[:-1], 2, cos.shape[-1])
+    both = torch.empty(pair, dtype=cos.dtype, device=cos.device)
+    signed = torch.empty_like(both)
+    both.copy_(cos.unsqueeze(-2).expand(pair))
+    signed.copy_(sin.unsqueeze(-2).expand(pair))
+    signed[..., 0, :].neg_()
+    return both.flatten(-2), signed.flatten(-2)
 
 
 def complex_viewable(t: Any) -> bool:
@@ -272,29 +317,32 @@ def rotate(x: Any, tabs: tuple[Any, ...], *, pairing: str, rot: int) -> Any:
     return out
 
 
-def _half(xs: Any, ds: Any, both: Any, sn: Any, signed: Any) -> None:
+def _half(xs: Any, ds: Any, both: Any, signed: Any) -> None:
     """``a' = a cos - b sin``, ``b' = b cos + a sin`` for ``(a, b)`` the two halves of each row.
 
-    Two ops over all of ``xs``: ``ds = xs * [cos, cos]``, then one multiply-add of the cross
-    terms through views that pair row ``r``'s ``a'`` with its ``b`` and row ``r + 1``'s ``b'``
-    with its ``a`` (a step of ``h`` in memory between the two, where a swap of the halves would
-    need a step of ``-h``); the first row's ``b'`` and the last row's ``a'`` are left over, one
-    small op each. Layouts the views cannot take (a seq stride under ``h`` features) take two
-    multiply-adds of the halves instead. Each element is rounded as in the plain formula.
+    Two ops over all of ``xs``: first the cross terms ``ds = [b, a] * [-sin, sin]``, through
+    views that pair row ``r``'s ``a'`` with its ``b`` and row ``r + 1``'s ``b'`` with its ``a``
+    (a step of ``h`` in memory between the two, where a swap of the halves would need a step of
+    ``-h``; the first row's ``b'`` and the last row's ``a'`` are left over, one small op each),
+    then one multiply-add ``ds += xs * [cos, cos]`` over whole rows. Layouts the views cannot
+    take (a seq stride under ``h`` features) take one multiply per half instead. Each element
+    is ``fl(a cos + fl(-b sin))`` with the multiply-add's rounding, on every path.
     """
     torch = sys.modules["torch"]
     h, seq = xs.shape[-1] // 2, xs.shape[-2]
-    torch.mul(xs, both, out=ds)
     if seq < 2 or xs.stride(-2) < h * xs.stride(-1):
-        ds[..., :h].addcmul_(xs[..., h:], sn, value=-1)
-        ds[..., h:].addcmul_(xs[..., :h], sn)
-        return
-    lead = tuple(xs.shape[:-2])
-    _pairs(ds, 0, h, lead, seq).addcmul_(
-        _pairs(xs, h, 0, lead, seq), _pairs(signed, 0, h, lead, seq)
-    )
-    ds[..., 0, h:].addcmul_(xs[..., 0, :h], sn[..., 0, :])
-    ds[..., seq - 1, :h].addcmul_(xs[..., seq - 1, h:], sn[..., -1, :], value=-1)
+        torch.mul(xs[..., h:], signed[..., :h], out=ds[..., :h])
+        torch.mul(xs[..., :h], signed[..., h:], out=ds[..., h:])
+    else:
+        lead = tuple(xs.shape[:-2])
+        torch.mul(
+            _pairs(xs, h, 0, lead, seq),
+            _pairs(signed, 0, h, lead, seq),
+            out=_pairs(ds, 0, h, lead, seq),
+        )
+        torch.mul(xs[..., 0, :h], signed[..., 0, h:], out=ds[..., 0, h:])
+        torch.mul(xs[..., seq - 1, h:], signed[..., -1, :h], out=ds[..., seq - 1, :h])
+    ds.addcmul_(xs, both)
 
 
 def _pairs(t: Any, first: int, second: int, lead: tuple[int, ...], seq: int) -> Any:

@@ -187,6 +187,9 @@ def apply_rope(
     does; half pairs two element-wise ops over ``x``. On Linux a CPU output of 4 MiB or more
     is advised for transparent huge pages, which makes faulting it in several times cheaper
     (most of the time of such a call; the kernel's THP setting decides whether it applies).
+    The cos/sin tables of the last CPU call with integer positions (up to 8 MiB) are kept: a
+    next call at equal positions (compared value by value) and frequencies takes them, so
+    rotating ``q`` and then ``k`` builds them once.
 
     References
     ----------
@@ -217,8 +220,8 @@ def apply_rope(
     pos = _fit_positions(positions, arr)
     out: Tensor | FloatArray
     if is_torch(arr) and _rope_torch.eager(arr, pos):  # cos + i sin straight from the angles
-        cis = _rope_torch.cis(pos, inv_freq, factor, _rope_torch.work_dtype(arr))
-        tables = _rope_torch.tables_from_cis(cis, pair)
+        work = _rope_torch.work_dtype(arr)
+        tables = _rope_torch.rope_tables(pos, inv_freq, factor, work, pair)
         out = _rope_torch.rotate(arr, tables, pairing=pair, rot=rot)
         return out
     cos, sin = _cos_sin(pos, inv_freq, factor, dtype=_work_dtype(arr))
