@@ -95,3 +95,14 @@ def test_q_and_k_at_one_position_set_equal_separate_calls():
     _rope_torch.forget_tables()
     assert torch.equal(rk, posenc.apply_rope(k, pos, pairing="half"))  # built anew: the same
     assert torch.equal(rq, posenc.apply_rope(q, pos.clone(), pairing="half"))
+
+
+@values
+def test_tables_kept_in_inference_mode_serve_a_normal_call():
+    q = torch.randn(1, 2, 5, 8, generator=torch.Generator().manual_seed(2))
+    pos = torch.arange(5)
+    with torch.inference_mode():
+        inside = posenc.apply_rope(q, pos, pairing="half")
+    assert _rope_torch._kept[0] is not None  # kept from inside inference mode
+    outside = posenc.apply_rope(q, pos, pairing="half")
+    assert torch.equal(inside, outside) and not outside.is_inference()
