@@ -405,7 +405,10 @@ def test_performance_page_shows_the_lighthouse_record(built_site, lang):
     elif lo >= 1500 and hi <= 2000:
         side = {"en": "within the 1500–2000", "zh": "在 CPU 放慢四倍所标定的 1500–2000 之内"}
     else:
-        side = {"en": "partly outside the 1500–2000", "zh": "部分超出 CPU 放慢四倍所标定的 1500–2000"}
+        side = {
+            "en": "partly outside the 1500–2000",
+            "zh": "部分超出 CPU 放慢四倍所标定的 1500–2000",
+        }
     said = f"{lo}–{hi}, {side['en']}" if lang == "en" else f"{lo}–{hi}，{side['zh']}"
     assert said in text, said
 
