@@ -326,7 +326,8 @@ def _half(xs: Any, ds: Any, both: Any, signed: Any) -> None:
     ``-h``; the first row's ``b'`` and the last row's ``a'`` are left over, one small op each),
     then one multiply-add ``ds += xs * [cos, cos]`` over whole rows. Layouts the views cannot
     take (a seq stride under ``h`` features) take one multiply per half instead. Each element
-    is ``fl(a cos + fl(-b sin))`` with the multiply-add's rounding, on every path.
+    is ``fl(a cos + fl(-b sin))`` (``fl(b cos + fl(a sin))``) with the multiply-add's rounding,
+    on every path.
     """
     torch = sys.modules["torch"]
     h, seq = xs.shape[-1] // 2, xs.shape[-2]
