@@ -21,6 +21,11 @@ from sybil.parsers.rest import DocTestParser
 DEVICES = ("cpu", "cuda", "meta")
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
+# matplotlib's configuration and font cache for the whole run (the site's build, a subprocess,
+# inherits it): the project's own, in .cache/, so a user's matplotlibrc or a font cache built
+# before a font was installed decides nothing; a fresh clone starts with none, as CI does.
+os.environ["MPLCONFIGDIR"] = str(Path(__file__).resolve().parent / ".cache" / "matplotlib")
+
 
 def pytest_addoption(parser):
     parser.addoption(

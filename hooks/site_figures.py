@@ -20,6 +20,7 @@ import itertools
 import re
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 __all__ = ["figure", "page_language", "to_html"]
@@ -106,13 +107,37 @@ def figure(width: float = 6.4, height: float = 3.2, **kwargs: Any) -> Any:
     return plt.subplots(figsize=(width, height), layout="constrained", **kwargs)
 
 
+_CJK_WANTED = ("Noto Sans CJK SC", "Noto Serif CJK SC", "WenQuanYi Zen Hei")
+_CJK_FILES = ("NotoSansCJK", "NotoSerifCJK", "wqy-zenhei")  # their files' names
+_cjk_found: list[list[str]] = []
+
+
 def _cjk_fonts() -> list[str]:
-    """A CJK font installed here, if any: only used to measure Chinese labels for the layout."""
+    """A CJK font installed here, if any: only used to measure Chinese labels for the layout.
+
+    matplotlib knows the fonts its cache listed when it was built: a font installed after that
+    (fonts-noto-cjk on a machine that ran matplotlib before) is not in it. So the system's font
+    folders are looked at too and such a font is added: what is installed decides the layout,
+    not the state of a user's cache."""
+    if _cjk_found:
+        return _cjk_found[0]
     from matplotlib import font_manager
 
-    names = {f.name for f in font_manager.fontManager.ttflist}
-    wanted: list[str] = ["Noto Sans CJK SC", "Noto Serif CJK SC", "WenQuanYi Zen Hei"]
-    return [n for n in wanted if n in names][:1]
+    def known() -> list[str]:
+        names = {f.name for f in font_manager.fontManager.ttflist}
+        return [n for n in _CJK_WANTED if n in names][:1]
+
+    found = known()
+    if not found:
+        files = font_manager.findSystemFonts()  # .ttf, .otf and .ttc
+        for path in sorted(p for p in files if Path(p).name.startswith(_CJK_FILES)):
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # a file FreeType cannot read
+                continue
+        found = known()
+    _cjk_found.append(found)
+    return found
 
 
 def _texts(fig: Any) -> list[Any]:
@@ -350,6 +375,13 @@ def to_html(fig: Any, *, alt: str = "") -> str:
             narrow = translate_svg(twin[3], twin[4], words) if twin[3] is not None else None
             if wide is not None and (narrow is not None or twin[3] is None):
                 drawn = (wide, None, None, narrow, None)
+            elif wide is not None:
+                # the phone rendition wrapped a title into lines the words cannot be swapped in:
+                # the wide figure stays the English one's twin (the same plot box, whatever fonts
+                # are installed); only the phone rendition is laid out for the Chinese words
+                for t, word in zip(texts, words, strict=True):
+                    t.set_text(word)
+                drawn = (wide, None, None, _save_narrow(fig), None)
         if drawn is None:  # no English twin (or other words): draw it in Chinese
             for t, word in zip(texts, words, strict=True):
                 t.set_text(word)

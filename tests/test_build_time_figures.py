@@ -12,7 +12,7 @@ import pytest
 import site_figures as plots
 from site_figures_zh import translate
 
-from ci_rule import require
+from ci_rule import require, under_ci
 from sitecheck import pages
 
 pytestmark = pytest.mark.site  # the site's build code: device-independent, run in the cpu leg
@@ -147,6 +147,54 @@ def test_each_figure_of_a_page_keeps_its_own_twin(build):
     en_figs, zh_figs = FIGURE.findall(en), FIGURE.findall(zh)
     assert len(en_figs) == len(zh_figs) == 2
     assert [_shape(s) for s in en_figs] == [_shape(s) for s in zh_figs]
+
+
+def test_wide_figure_stays_the_twin_when_only_the_phone_one_is_drawn_in_chinese(build, monkeypatch):
+    """A title the phone rendition wraps onto lines cannot have its words swapped there: only
+    that rendition is drawn again, with the Chinese words; the wide figure is still the English
+    one with its words translated, so the two languages share a plot box whatever fonts are
+    installed (a Chinese font measured by matplotlib moved it, issue 40)."""
+    widths: list[float] = []
+    save = plots._save
+    monkeypatch.setattr(
+        plots, "_save", lambda fig: widths.append(float(fig.get_size_inches()[0])) or save(fig)
+    )
+    title = "RoPE on q and k (1, 32, 4096, 128), float32, every allocation in huge pages (madvise)"
+
+    def block():
+        fig, axes = plots.figure(6.4, 2.0, nrows=2, squeeze=False)
+        for ax in axes[:, 0]:
+            ax.barh([0, 1], [0.5, 2.0])
+            ax.set_xscale("log")
+            ax.set_title(title, fontsize=10)
+        axes[-1, 0].set_xlabel("time / fastest peer (log scale)")
+        return plots.to_html(fig, alt="time relative to the fastest peer")
+
+    (en, zh), _ = build(block)
+    # the English page: the wide figure and its phone rendition; the Chinese: the phone one only
+    assert widths == [6.4, plots.NARROW_WIDTH, plots.NARROW_WIDTH]
+    assert _shape(FIGURE.findall(zh)[0]) == _shape(FIGURE.findall(en)[0])
+    narrow = re.findall(r'<svg class="posenc-narrow".*?</svg>', zh, re.S)
+    assert len(narrow) == 1 and "所有内存分配都用大页" in "".join(_words(narrow[0]))
+    assert not [w for w in _words(zh) if "huge pages" in w or "fastest" in w]
+
+
+def test_a_chinese_font_installed_after_matplotlibs_cache_is_found(monkeypatch):
+    """matplotlib lists the fonts its cache held when it was built; a Chinese font installed
+    later (as .ci/run installs fonts-noto-cjk) is found in the system's font folders all the
+    same, so the state of a cache never decides how a Chinese label is measured."""
+    require("matplotlib")
+    from matplotlib import font_manager
+
+    installed = [p for p in font_manager.findSystemFonts() if "NotoSansCJK" in p]
+    if not installed and not under_ci():
+        pytest.skip("no Noto Sans CJK installed (apt-get install fonts-noto-cjk)")
+    assert installed, "fonts-noto-cjk is installed by .ci/run"
+    stale = [f for f in font_manager.fontManager.ttflist if "CJK" not in f.name]
+    monkeypatch.setattr(font_manager.fontManager, "ttflist", stale)  # a cache without it
+    monkeypatch.setattr(plots, "_cjk_found", [])
+    assert plots._cjk_fonts() == ["Noto Sans CJK SC"]
+    assert "Noto Sans CJK SC" in {f.name for f in font_manager.fontManager.ttflist}
 
 
 def test_outside_a_build_figures_are_english_and_not_cached(build):
