@@ -22,6 +22,7 @@ from hostile_values import (
     empty_seq,
     is_empty,
     lazy,
+    on_meta,
     positions_cases,
     real_cases,
     scaling_cases,
@@ -44,6 +45,7 @@ def S():
 
 
 def _positions_rows(arg, ref):
+    other = "to_positions" if arg == "from_positions" else "from_positions"
     return positions_cases(
         arg,
         ref,
@@ -59,6 +61,22 @@ def _positions_rows(arg, ref):
             ),
             "+wrong-seq": Case(arg, "wrong-seq", np.arange(5), bad_value(arg)),
             "+huge-int": Case(arg, "huge-int", np.full(4, 2**60), bad_value(arg)),
+            # issue 40: an int past 2**52 against float positions was rounded, not refused
+            # (2**60 + 1 and 2.0**60 moved the keys by 0, not by 1)
+            "+huge-int-float-other": Case(
+                arg,
+                "huge-int-float-other",
+                np.full(4, 2**60 + 1),
+                bad_value(arg),
+                with_={other: np.full(4, 2.0**60)},
+            ),
+            "+torch-huge-int-float-other": lazy(
+                arg,
+                "torch-huge-int-float-other",
+                lambda: torch.full((4,), 2**60 + 1),
+                bad_value(arg),
+                **{other: torch.full((4,), 2.0**60, dtype=torch.float64)},
+            ),
             "+float-fraction": Case(
                 arg, "fraction", ref + 0.5, Works(lambda o: bool(torch.isfinite(o).all()))
             ),
@@ -126,6 +144,10 @@ SPECS = [
         {"length": 10, "sinks": 2, "window": 3, "reindex": True},
         [
             *_len_rows("length", 10, zero=Works(is_empty)),
+            # issue 40: 2**52 tokens all kept asked for 64 PiB and ran out of memory
+            Case("length", "2**52-all-kept", 2**52, bad_value("length"), with_={"window": 2**52}),
+            Case("window", "2**52-all-kept", 2**52, bad_value("window"), with_={"length": 2**52}),
+            Case("sinks", "2**52-all-kept", 2**52, bad_value("sinks"), with_={"length": 2**52}),
             *_len_rows("sinks", 2, zero=Works(lambda r: r[0].tolist() == [7, 8, 9])),
             *_len_rows("window", 3, zero=Works(lambda r: r[0].tolist() == [0, 1])),
             *bool_cases("reindex", True),
@@ -178,6 +200,16 @@ SPECS = [
                 "torch-nan",
                 lambda: torch.tensor([0.0, float("nan"), 0.0]),
                 bad_value("sinks"),
+            ),
+            # issue 40: sinks on the meta device with scores that hold values was 'Cannot copy
+            # out of meta tensor'; meta scores with meta sinks give a meta result
+            lazy("sinks", "torch-meta", lambda: torch.zeros(3, device="meta"), bad_value("sinks")),
+            lazy(
+                "sinks",
+                "meta-with-meta-scores",
+                lambda: torch.zeros(3, device="meta"),
+                Works(lambda o: on_meta(o) and tuple(o.shape) == (2, 3, 4, 5)),
+                scores=S().to("meta"),
             ),
             Case("sinks", "complex", np.array([0j, 1j, 2j]), bad_type("sinks")),
             Case("sinks", "bool", True, bad_type("sinks")),

@@ -187,3 +187,133 @@ def test_sink_softmax_numpy_torch_and_dtypes():
     masked[..., 0] = -np.inf
     out = posenc.sink_softmax(masked, sk)
     assert np.all(out[..., 0] == 0) and np.isfinite(out).all()
+
+
+# --- issue 40: right or refused, round 3 --------------------------------------------------------
+
+
+def _sink_reference(s, sk):
+    """The weights in exact arithmetic (mpmath-free: exp of differences in float64 from the row's
+    largest logit, the sink included), for rows where no difference overflows float64."""
+    s, sk = np.asarray(s, np.float64), np.asarray(sk, np.float64).reshape(-1, 1, 1)
+    ref = np.maximum(s.max(-1, keepdims=True), sk)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(s - ref)
+        e = np.where(np.isnan(e), 0.0, e)  # a -inf row: no weight
+    den = e.sum(-1, keepdims=True) + np.exp(sk - ref)
+    return e / den
+
+
+@pytest.mark.parametrize(
+    "library,dtype",
+    [(lib, dt) for lib in ("numpy", "torch") for dt in ("float32", "float16")]
+    + [("torch", "bfloat16")],  # NumPy has no bfloat16
+)
+def test_sink_softmax_sink_past_the_work_dtype(library, dtype):
+    """A finite sink of 1e39 (float64) with float32 scores gave NaN weights: cast to the work
+    dtype it became inf, and the softmax took inf - inf. The sink dominates every key: the
+    weights are 0. A sink of -1e39 takes no weight: the plain softmax over the keys; a row whose
+    keys are all masked then has no weight anywhere (0, not NaN)."""
+    rng = np.random.default_rng(40)
+    s = (rng.normal(size=(1, 2, 3, 4)) * 5).astype(np.float32)
+    s[0, 1, 2, :] = -np.inf  # a fully masked row
+    for sink, want in (
+        (1e39, np.zeros(s.shape)),
+        (-1e39, _sink_reference(s, -1e4)),  # exp(-1e4 - s) underflows: the plain softmax
+        (3e38, _sink_reference(s, 3e38)),  # inside float32: 0 too, by the formula
+    ):
+        sinks = np.array([sink, sink])
+        if library == "numpy":
+            got = posenc.sink_softmax(s.astype(dtype), sinks)
+            got64 = got.astype(np.float64)
+            assert got.dtype == np.dtype(dtype)
+        else:
+            st = torch.as_tensor(s).to(getattr(torch, dtype))
+            got = posenc.sink_softmax(st, torch.as_tensor(sinks, dtype=torch.float64))
+            assert got.dtype == st.dtype
+            got64 = got.double().numpy()
+        assert np.isfinite(got64).all(), (sink, got64)
+        tol = {"float32": 1e-6, "float16": 2e-3, "bfloat16": 2e-2}[dtype]
+        np.testing.assert_allclose(got64, want, atol=tol, rtol=0)
+    assert np.all(_sink_reference(s, -1e4)[0, 1, 2] == 0)
+    assert np.allclose(_sink_reference(s, -1e4)[0, 0].sum(-1), 1)
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_sink_softmax_matches_the_reference_on_random_rows(library):
+    """The rewritten softmax (sink handled apart from the keys) against the float64 formula,
+    including masked keys, masked rows and sinks far above and below the scores."""
+    rng = np.random.default_rng(41)
+    s = rng.normal(size=(2, 4, 5, 6)) * 20
+    s[rng.random(s.shape) < 0.3] = -np.inf
+    sk = np.array([-300.0, 0.0, 40.0, 700.0])
+    want = _sink_reference(s, sk)
+    for dtype, tol in ((np.float64, 1e-13), (np.float32, 1e-6)):
+        x = s.astype(dtype)
+        got = posenc.sink_softmax(x if library == "numpy" else torch.as_tensor(x), sk)
+        got = got if library == "numpy" else got.numpy()
+        np.testing.assert_allclose(got, _sink_reference(x, sk), atol=tol, rtol=tol)
+    assert np.isfinite(want).all()
+
+
+def test_rerotate_refuses_an_int_past_2_52_against_float_positions():
+    """2**60 + 1 (int) against 2.0**60 (float) is a move by -1; it was done as a move by 0 (the
+    int rounded to float64). An integer position past +-2**52 is refused by name, whatever the
+    other positions are."""
+    k = np.random.default_rng(0).normal(size=(1, 1, 8))
+    huge, flt = np.array([2**60 + 1]), np.array([2.0**60])
+    with pytest.raises(
+        ValueError, match=r"from_positions must lie within \+-2\*\*52.*1152921504606846977"
+    ):
+        posenc.rerotate_keys(k, huge, flt)
+    with pytest.raises(ValueError, match=r"to_positions must lie within \+-2\*\*52"):
+        posenc.rerotate_keys(k, flt, huge)
+    kt = torch.as_tensor(k)
+    with pytest.raises(ValueError, match=r"from_positions must lie within \+-2\*\*52"):
+        posenc.rerotate_keys(kt, torch.as_tensor(huge), torch.as_tensor(flt))
+    with pytest.raises(ValueError, match=r"to_positions must lie within \+-2\*\*52"):
+        posenc.rerotate_keys(kt, torch.tensor([0.5]), torch.tensor([-(2**62)]))
+    # inside the range a mixed call is exact: 2**52 (int) to 2.0**52 + 4 (float) moves by 4
+    moved = posenc.rerotate_keys(k, np.array([2**52]), np.array([2.0**52 + 4]))
+    np.testing.assert_allclose(
+        moved, posenc.rerotate_keys(k, np.array([0]), np.array([4])), atol=1e-15
+    )
+
+
+def test_streaming_positions_refuses_more_tokens_than_memory_before_allocating():
+    """streaming_positions(2**52, sinks=0, window=2**52) asked NumPy for two arrays of 2**52
+    int64 (64 PiB) and died with a MemoryError; it is refused by name before allocating."""
+    with pytest.raises(
+        ValueError, match=r"length=4503599627370496, sinks=0, window=4503599627370496.*PiB"
+    ):
+        posenc.streaming_positions(2**52, sinks=0, window=2**52)
+    kept, pos = posenc.streaming_positions(2**52, sinks=4, window=8)  # 12 tokens: fine
+    assert (
+        kept.tolist()[:4] == [0, 1, 2, 3]
+        and kept[-1] == 2**52 - 1
+        and pos.tolist() == list(range(12))
+    )
+
+
+def test_sink_softmax_refuses_scores_past_memory_before_allocating():
+    """A broadcast view costs nothing to make; its softmax would: refused by name, not by the
+    allocator."""
+    huge = np.broadcast_to(np.float32(0), (4, 1, 2**20, 2**20))  # 16 TiB of float32
+    with pytest.raises(
+        ValueError, match=r"sink_softmax: scores of shape \(4, 1, 1048576, 1048576\).*TiB"
+    ):
+        posenc.sink_softmax(huge, 0.0)
+    with pytest.raises(ValueError, match=r"scores of shape"):
+        posenc.sink_softmax(torch.zeros(()).expand(4, 1, 2**20, 2**20), 0.0)
+
+
+def test_sink_softmax_on_meta():
+    """Meta scores give a meta result of their shape (sinks on meta, the CPU or NumPy); meta
+    sinks with scores that hold values are refused by name (it was 'Cannot copy out of meta
+    tensor')."""
+    s = torch.zeros(2, 3, 4, 5, device="meta")
+    for sk in (torch.zeros(3, device="meta"), torch.zeros(3), np.zeros(3), 0.5):
+        out = posenc.sink_softmax(s, sk)
+        assert out.device.type == "meta" and out.shape == s.shape and out.dtype == s.dtype
+    with pytest.raises(ValueError, match=r"sinks is on the meta device"):
+        posenc.sink_softmax(torch.zeros(2, 3, 4, 5), torch.zeros(3, device="meta"))

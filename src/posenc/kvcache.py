@@ -16,13 +16,22 @@ sinks: one extra logit per head in the denominator, with no key, no value and no
 
 from __future__ import annotations
 
+import math
 import numbers
 import sys
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import _describe, check_base, check_choice, check_length, is_torch
+from ._array import (
+    _describe,
+    check_base,
+    check_choice,
+    check_length,
+    check_memory,
+    compiling,
+    is_torch,
+)
 from ._typing import ArrayLike, FloatArray, IntArray, Pairing, PositionsLike
 from .rope import PAIRINGS, _check_x, _cos_sin, _fit_positions, _rotary_dim, _rotate, _work_dtype
 from .rope_scaling import _positive_int, rope_frequencies
@@ -88,7 +97,8 @@ def rerotate_keys(
         The positions the keys were rotated at, and the positions they should carry. Each
         follows :func:`apply_rope`'s rule (a Python ``int`` is a count ``0 .. n-1``; arrays line
         up with ``k``'s leading axes from the left). Integer positions must lie within
-        ``+-2**52``; their difference is then exact.
+        ``+-2**52`` (each integer argument, whatever the other's dtype); their difference is
+        then exact, also against float positions.
     base, pairing, scaling, rotary_dim, seq_len
         As for :func:`apply_rope`: the rotation the cache was built with. The attention factor
         of yarn and longrope scaling is *not* applied again (the cached keys already carry it).
@@ -105,6 +115,9 @@ def rerotate_keys(
     ValueError
         Positions that do not fit ``k`` (the message names which), integer positions past
         ``+-2**52``, bad ``pairing``, ``rotary_dim``, ``scaling`` or ``base``.
+    RuntimeError
+        Under ``torch.compile`` / ``torch.export``: integer positions past ``+-2**52``, tested
+        inside the graph (reading them would break it), with the same message.
 
     See Also
     --------
@@ -179,7 +192,9 @@ def streaming_positions(
     Raises
     ------
     TypeError, ValueError
-        ``length``, ``sinks`` or ``window`` not a non-negative integer; ``reindex`` not a bool.
+        ``length``, ``sinks`` or ``window`` not a non-negative integer (or past ``2**52``);
+        ``reindex`` not a bool; more kept tokens than this machine's memory can hold (refused
+        before allocating, naming the three sizes).
 
     See Also
     --------
@@ -212,6 +227,12 @@ def streaming_positions(
             raise ValueError(f"{name} must be <= 2**52, got {value}")
     head = min(sinks, length)
     start = max(head, length - window)
+    n = head + length - start  # before allocating: two int64 arrays of n
+    check_memory(
+        16 * n,
+        what=f"streaming_positions(length={length}, sinks={sinks}, window={window}), keeping "
+        f"{n} tokens,",
+    )
     kept = np.concatenate([np.arange(head), np.arange(start, length)]).astype(np.int64)
     positions = np.arange(kept.size, dtype=np.int64) if reindex else kept.copy()
     return kept, positions
@@ -231,21 +252,27 @@ def sink_softmax(scores: Tensor | ArrayLike, sinks: Tensor | ArrayLike) -> Tenso
     scores : array or tensor of shape (..., heads, q_len, k_len)
         Attention logits (scaled ``q k^T``, plus any mask as ``-inf``), floating.
     sinks : array or tensor of shape (heads,) or ()
-        One logit per head (gpt-oss's ``sinks`` parameter), or one for all heads. Finite.
+        One logit per head (gpt-oss's ``sinks`` parameter), or one for all heads. Finite; a
+        sink past the range of the work dtype (``1e39`` with float32 scores) takes its limit:
+        all the weight when it is above every key (the keys get 0), none when it is far below.
 
     Returns
     -------
     array or tensor of shape scores.shape
         ``exp(s_j) / (exp(sink) + sum_j exp(s_j))``: each row sums to less than 1; what is
         missing is the weight given to "no token". Computed in float32 at least (float64 for
-        float64 input), returned in ``scores``' dtype, library and device.
+        float64 input), returned in ``scores``' dtype, library and device (meta scores: a meta
+        result). A row whose keys are all ``-inf`` gets 0 everywhere.
 
     Raises
     ------
     TypeError
         ``scores`` or ``sinks`` not floating / real, a NumPy ``scores`` with tensor ``sinks``.
     ValueError
-        ``scores`` with fewer than 3 axes, ``sinks`` of the wrong shape or not finite.
+        ``scores`` with fewer than 3 axes, ``sinks`` of the wrong shape or not finite (not
+        checked under ``torch.compile``, which cannot read values), ``sinks`` on the meta device
+        with ``scores`` that are not, a result larger than the device's memory (refused before
+        allocating).
 
     See Also
     --------
@@ -256,7 +283,8 @@ def sink_softmax(scores: Tensor | ArrayLike, sinks: Tensor | ArrayLike) -> Tenso
     The sink has no key and no value, so no position: evicting keys from a sliding window never
     moves it, and nothing has to be re-rotated. transformers 5.23 (``models/gpt_oss``) appends
     the sink as one more column of logits, subtracts the row maximum, takes the softmax and drops
-    the column; this function computes the same weights.
+    the column; this function computes the same weights, with the sink kept apart from the keys
+    (a sink that does not fit the work dtype then gives its limit, not NaN).
 
     References
     ----------
@@ -273,21 +301,42 @@ def sink_softmax(scores: Tensor | ArrayLike, sinks: Tensor | ArrayLike) -> Tenso
     torch_in = is_torch(scores)
     s = _check_scores(scores, torch_in)
     sk = _check_sinks(sinks, s, torch_in)
+    shape = tuple(s.shape)
+    heads = shape[-3]
+    if shape[-1] == 0:  # no keys: all the weight on the sink, none to return
+        return s[..., :0].clone() if torch_in else s[..., :0].copy()
     if torch_in:
         torch = sys.modules["torch"]
         work = torch.float64 if s.dtype == torch.float64 else torch.float32
+        check_memory(
+            math.prod(shape) * (8 if work == torch.float64 else 4),
+            what=f"sink_softmax: scores of shape {shape}",
+            device=s.device,
+        )
         sw = s.to(work)
-        col = sk.to(device=s.device, dtype=work).reshape(-1, 1, 1).expand(*sw.shape[:-1], 1)
-        logits = torch.cat([sw, col], dim=-1)
-        logits = logits - logits.amax(dim=-1, keepdim=True)
-        return torch.softmax(logits, dim=-1)[..., :-1].to(s.dtype)
+        # a sink past the work dtype's range becomes +-inf here: the limit, handled below
+        col = sk.to(device=s.device, dtype=work).reshape(-1, 1, 1).expand(heads, 1, 1)
+        ref = torch.maximum(sw.amax(dim=-1, keepdim=True), col)  # (..., heads, q_len, 1)
+        big = torch.finfo(work).max
+        ref = ref.clamp(-big, big)  # finite: no inf - inf below
+        e = torch.exp(sw - ref)
+        den = e.sum(dim=-1, keepdim=True) + torch.exp(col - ref)
+        # den is 0 only when every key is -inf and the sink -inf in work: the weights are 0
+        return (e / den.clamp_min(torch.finfo(work).tiny)).to(s.dtype)
     work = np.float64 if s.dtype.itemsize >= 8 else np.float32
+    check_memory(
+        math.prod(shape) * np.dtype(work).itemsize, what=f"sink_softmax: scores of shape {shape}"
+    )
     sw = s.astype(work, copy=False)
-    col = np.broadcast_to(sk.astype(work).reshape(-1, 1, 1), sw.shape[:-1] + (1,))
-    logits = np.concatenate([sw, col], axis=-1)
-    logits = logits - logits.max(axis=-1, keepdims=True)
-    e = np.exp(logits)
-    return (e / e.sum(axis=-1, keepdims=True))[..., :-1].astype(s.dtype, copy=False)
+    with np.errstate(over="ignore"):  # a sink past the work dtype's range: +-inf, the limit
+        col = sk.astype(work).reshape(-1, 1, 1)
+    big = np.finfo(work).max
+    ref = np.clip(np.maximum(sw.max(axis=-1, keepdims=True), col), -big, big)
+    with np.errstate(over="ignore", under="ignore"):
+        e = np.exp(sw - ref)
+        den = e.sum(axis=-1, keepdims=True) + np.exp(col - ref)
+    out = e / np.maximum(den, np.finfo(work).tiny)
+    return out.astype(s.dtype, copy=False)
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -310,22 +359,34 @@ def _fit(positions: Any, k: Any, name: str) -> Any:
 
 
 def _delta(p: Any, q: Any) -> Any:
-    """``q - p``: int64 when both are integer (exact: both within +-2**52), else float64."""
+    """``q - p``: int64 when both are integer, else float64; exact either way, since integer
+    positions must lie within +-2**52 (checked for each integer argument on its own: against
+    float positions an integer past 2**53 would be rounded on its way to float64)."""
     if is_torch(p) or is_torch(q):
         torch = sys.modules["torch"]
-        ints = not p.is_floating_point() and not q.is_floating_point()
         for t, name in ((p, "from_positions"), (q, "to_positions")):
-            if ints and t.numel() and t.device.type != "meta":
-                big = t.to(torch.float64).abs().max().item()
-                if big > _MAX_POS:
-                    raise ValueError(f"{name} must lie within +-2**52, got {int(big)}")
+            if t.is_floating_point() or not t.numel() or t.device.type == "meta":
+                continue
+            size = t.to(torch.float64).abs()  # exact up to 2**53: enough to compare with 2**52
+            if compiling():  # reading the values would be a data-dependent branch: test in-graph
+                torch._assert_async(
+                    (size <= _MAX_POS).all(), f"{name} must lie within +-2**52 (integer positions)"
+                )
+            elif bool((size > _MAX_POS).any()):
+                worst = t.reshape(-1)[int(size.reshape(-1).argmax())].item()
+                raise ValueError(f"{name} must lie within +-2**52 (integer positions), got {worst}")
+        ints = not p.is_floating_point() and not q.is_floating_point()
         dtype = torch.int64 if ints else torch.float64
         return q.to(dtype) - p.to(dtype)
-    ints = p.dtype.kind in "iu" and q.dtype.kind in "iu"
-    if ints:
-        for a, name in ((p, "from_positions"), (q, "to_positions")):
-            if a.size and float(np.abs(a.astype(np.float64)).max()) > _MAX_POS:
-                raise ValueError(f"{name} must lie within +-2**52, got {a.max()}")
+    for a, name in ((p, "from_positions"), (q, "to_positions")):
+        if a.dtype.kind in "iu" and a.size:
+            size = np.abs(a.astype(np.float64))
+            if float(size.max()) > _MAX_POS:
+                worst = a.reshape(-1)[int(size.argmax())]
+                raise ValueError(
+                    f"{name} must lie within +-2**52 (integer positions), got {int(worst)}"
+                )
+    if p.dtype.kind in "iu" and q.dtype.kind in "iu":
         return q.astype(np.int64) - p.astype(np.int64)
     return q.astype(np.float64) - p.astype(np.float64)
 
@@ -366,7 +427,16 @@ def _check_sinks(sinks: Any, scores: Any, torch_in: bool) -> Any:
             )
         if sinks.dtype.is_complex or sinks.dtype == sys.modules["torch"].bool:
             raise TypeError(f"sinks must hold real numbers, got {_describe(sinks)}")
-        if sinks.device.type != "meta" and not bool(sys.modules["torch"].isfinite(sinks).all()):
+        if sinks.device.type == "meta" and scores.device.type != "meta":
+            raise ValueError(
+                f"sinks is on the meta device (no values) but scores is on {scores.device}; "
+                "pass sinks with values"
+            )
+        if (
+            sinks.device.type != "meta"
+            and not compiling()  # reading the values would be a data-dependent branch
+            and not bool(sys.modules["torch"].isfinite(sinks).all())
+        ):
             raise ValueError("sinks must be finite, got a tensor holding inf or nan")
         shape = tuple(sinks.shape)
         out = sinks
