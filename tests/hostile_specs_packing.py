@@ -89,6 +89,24 @@ SPECS = [
             lazy("lengths", "torch-negative", lambda: torch.tensor([2, -1]), bad_value("lengths")),
             Case("lengths", "too-many", np.array([2**39, 2**39, 1]), bad_value("lengths")),
             Case("lengths", "2-d", LENGTHS[None], bad_type("lengths")),
+            # issue 40: the int64 sum wraps (negative here; [2**62] * 4 wraps to 0 and crashed
+            # torch: tests/test_packing.py runs that one in a subprocess)
+            Case("lengths", "np-sum-wraps", np.array([2**63 - 1, 1]), bad_value("lengths")),
+            lazy(
+                "lengths",
+                "torch-sum-wraps",
+                lambda: torch.tensor([2**63 - 1, 1]),
+                bad_value("lengths"),
+            ),
+            lazy(
+                "lengths",
+                "torch-uint64-past-int64",
+                lambda: torch.tensor([2**63 + 5, 3], dtype=torch.uint64),
+                bad_value("lengths"),
+            ),
+            # 2**40 tokens: 8 TiB of int64 ids, refused before allocating
+            Case("lengths", "np-8-TiB", np.array([2**40]), bad_value("lengths")),
+            lazy("lengths", "torch-8-TiB", lambda: torch.tensor([2**40]), bad_value("lengths")),
         ],
     ),
     Spec(
@@ -119,6 +137,20 @@ SPECS = [
                 np.zeros(2**15 + 1, dtype=np.int64),
                 bad_value("position_ids"),
             ),
+            # issue 40: batch axes multiply the mask (16 TiB here), an expanded view holds
+            # one row: refused before allocating
+            lazy(
+                "position_ids",
+                "torch-expanded-16-TiB",
+                lambda: torch.arange(1024).expand(2**24, 1024),
+                bad_value("position_ids"),
+            ),
+            lazy(
+                "position_ids",
+                "np-broadcast-16-TiB",
+                lambda: np.broadcast_to(np.arange(1024), (2**24, 1024)),
+                bad_value("position_ids"),
+            ),
         ],
     ),
     Spec(
@@ -128,6 +160,17 @@ SPECS = [
         [
             *size_cases("seq_len", 16, zero=Works(is_empty)),
             Case("seq_len", "not-a-multiple", 10, bad_value("seq_len")),
+            # issue 40: a shard of 2**40 positions is 8 TiB, refused before allocating
+            Case(
+                "seq_len", "8-TiB", 2**40, bad_value("seq_len"), with_={"world_size": 1, "rank": 0}
+            ),
+            Case(
+                "seq_len",
+                "8-TiB-contiguous",
+                2**40,
+                bad_value("seq_len"),
+                with_={"world_size": 1, "rank": 0, "layout": "contiguous"},
+            ),
             *size_cases("world_size", 2),
             *size_cases(
                 "rank", 1, zero=Works(lambda r: r.tolist() == [0, 1, 2, 3, 12, 13, 14, 15])

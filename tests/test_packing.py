@@ -239,3 +239,68 @@ def test_tree_torch_follows_its_input():
     assert posenc.draft_tree_position_ids(par, offset=3).tolist() == [3, 4, 4, 5]
     m = posenc.draft_tree_mask(par)
     assert m.dtype == torch.bool and m.tolist() == posenc.draft_tree_mask([-1, 0, 0, 1]).tolist()
+
+
+# --- issue 40: sizes, overflow (refused by name, before any allocation) ---------------------
+
+_WRAP = """
+import numpy as np, torch, posenc
+for lengths in (torch.tensor([2**62] * 4), torch.tensor([2**63 - 1, 1]), np.array([2**62] * 4)):
+    try:
+        posenc.packed_position_ids(lengths)
+    except ValueError as exc:
+        print("ValueError", exc)
+    else:
+        print("no error")
+"""
+
+
+def test_torch_lengths_whose_int64_sum_wraps_are_refused_in_a_subprocess():
+    """[2**62] * 4 sums to 0 in int64 and crashed the interpreter in repeat_interleave; [2**63 - 1,
+    1] wraps negative (a bare RuntimeError). Run apart: a segfault fails this test, not pytest."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _WRAP], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    lines = run.stdout.splitlines()
+    assert len(lines) == 3, run.stdout
+    for line in lines:  # torch refuses as NumPy does: a ValueError naming lengths and the limit
+        assert line.startswith("ValueError lengths must sum to at most 2**40"), line
+
+
+@pytest.mark.parametrize(
+    "lengths",
+    [
+        [2**63 - 1, 1],
+        [2**40, 1],
+        [2**39] * 2 + [1],
+    ],
+)
+def test_torch_refuses_the_totals_numpy_refuses(lengths):
+    with pytest.raises(ValueError, match=r"^lengths must sum to at most 2\*\*40") as np_err:
+        posenc.packed_position_ids(np.array(lengths))
+    with pytest.raises(ValueError, match=r"^lengths must sum to at most 2\*\*40") as t_err:
+        posenc.packed_position_ids(torch.tensor(lengths))
+    assert str(t_err.value) == str(np_err.value)
+
+
+def test_torch_uint64_lengths_past_int64_are_refused_by_their_total():
+    big = torch.tensor([2**63 + 5, 3], dtype=torch.uint64)
+    with pytest.raises(ValueError, match=r"lengths must sum to at most 2\*\*40"):
+        posenc.packed_position_ids(big)
+    with pytest.raises(ValueError, match=r"lengths must sum to at most 2\*\*40"):
+        posenc.packed_position_ids(np.array([2**63 + 5, 3], dtype=np.uint64))
+
+
+def test_cu_seqlens_checks_the_size_of_its_boundaries_before_allocating(monkeypatch):
+    """An expanded view of 2**27 tokens holds one value but can start 2**27 documents: 1 GiB of
+    int64 starts, refused by name on a machine of 256 MiB (the limit is patched, nothing is
+    allocated)."""
+    import posenc._array as arr
+
+    monkeypatch.setattr(arr, "memory_bytes", lambda device=None: 2**28)
+    for ids in (torch.zeros(1, dtype=torch.int64).expand(2**27), np.broadcast_to(0, (2**27,))):
+        with pytest.raises(ValueError, match=r"^position_ids of 134217728 tokens .* 1\.0 GiB"):
+            posenc.cu_seqlens(ids)
+    assert posenc.cu_seqlens(np.zeros(4, dtype=np.int64)).tolist() == [0, 1, 2, 3, 4]

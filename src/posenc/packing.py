@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
-from ._array import _describe, check_choice, check_length, is_torch
+from ._array import _describe, check_choice, check_length, check_memory, is_torch
 
 if TYPE_CHECKING:
     from ._typing import ArrayLike, Tensor
@@ -70,7 +70,9 @@ def packed_position_ids(lengths: Tensor | ArrayLike) -> Tensor | IntArray:
     TypeError
         ``lengths`` not a 1-D array of integers.
     ValueError
-        A negative length, or more than ``2**40`` tokens in all.
+        A negative length, more than ``2**40`` tokens in all (the sum is formed exactly, so
+        lengths whose int64 sum would wrap are refused too), or a result of more bytes than the
+        memory of the machine (or of ``lengths``' device), refused before allocating.
 
     See Also
     --------
@@ -88,14 +90,15 @@ def packed_position_ids(lengths: Tensor | ArrayLike) -> Tensor | IntArray:
     >>> posenc.packed_position_ids([3, 2, 4]).tolist()
     [0, 1, 2, 0, 1, 0, 1, 2, 3]
     """
-    n = _lengths(lengths)
+    n, total = _lengths(lengths)  # total checked in Python ints: no int64 sum wraps
+    device = n.device if is_torch(n) else None
+    check_memory(8 * total, what=f"lengths summing to {total} tokens (int64 ids)", device=device)
     if is_torch(n):
         torch = sys.modules["torch"]
         starts = torch.cumsum(n, 0) - n
-        total = int(n.sum().item()) if n.numel() else 0
         return torch.arange(total, device=n.device) - torch.repeat_interleave(starts, n)
     starts = np.cumsum(n) - n
-    return np.arange(int(n.sum())) - np.repeat(starts, n)
+    return np.arange(total) - np.repeat(starts, n)
 
 
 @overload
@@ -125,7 +128,8 @@ def cu_seqlens(position_ids: Tensor | ArrayLike) -> Tensor | IntArray:
         ``position_ids`` not an integer array.
     ValueError
         ``position_ids`` with a batch axis other than 1, empty, whose first id is not the
-        smallest, or longer than ``2**31 - 1`` tokens.
+        smallest, longer than ``2**31 - 1`` tokens, or on the meta device; boundaries of more
+        bytes than the memory of the machine (or of the ids' device), refused before allocating.
 
     See Also
     --------
@@ -151,10 +155,17 @@ def cu_seqlens(position_ids: Tensor | ArrayLike) -> Tensor | IntArray:
     total = int(ids.shape[0])
     if total > 2**31 - 1:
         raise ValueError(f"position_ids must hold at most 2**31 - 1 tokens (int32), got {total}")
+    if is_torch(ids) and ids.device.type == "meta":
+        raise ValueError("position_ids must hold values (a meta tensor has none)")
+    # the document starts can be every token: int64 indices of all of them (an expanded view
+    # holds few values but as many tokens)
+    check_memory(
+        8 * total,
+        what=f"position_ids of {total} tokens (int64 document starts)",
+        device=ids.device if is_torch(ids) else None,
+    )
     if is_torch(ids):
         torch = sys.modules["torch"]
-        if ids.device.type == "meta":
-            raise ValueError("position_ids must hold values (a meta tensor has none)")
         first, low = int(ids[0].item()), int(ids.min().item())
         starts = (ids == low).nonzero().reshape(-1)
         end = torch.tensor([total], device=ids.device)
@@ -195,7 +206,9 @@ def packed_causal_mask(position_ids: Tensor | ArrayLike) -> Tensor | BoolArray:
     TypeError
         ``position_ids`` not an integer array.
     ValueError
-        ``position_ids`` 0-d, or a row longer than ``2**15`` tokens (the mask is quadratic).
+        ``position_ids`` 0-d, a row longer than ``2**15`` tokens (the mask is quadratic), or a
+        mask of more bytes than the memory of the machine (or of the ids' device), refused
+        before allocating (batch axes count: an expanded view holds few values).
 
     See Also
     --------
@@ -227,6 +240,14 @@ def packed_causal_mask(position_ids: Tensor | ArrayLike) -> Tensor | BoolArray:
             f"position_ids rows must hold at most 2**15 tokens (the mask is total x total), "
             f"got {shape[-1]}"
         )
+    rows = 1
+    for size in shape[:-1]:
+        rows *= int(size)
+    check_memory(  # the batch axes multiply the mask: an expanded view holds few values
+        rows * shape[-1] * shape[-1],
+        what=f"position_ids of shape {shape} ({rows} bool masks of {shape[-1]} x {shape[-1]})",
+        device=ids.device if is_torch(ids) else None,
+    )
     if is_torch(ids):
         torch = sys.modules["torch"]
         ids = ids.to(torch.int64)
@@ -280,7 +301,8 @@ def context_parallel_positions(
     ------
     TypeError, ValueError
         Arguments not integers, ``rank`` out of range, ``seq_len`` not a multiple of the chunk
-        count, a bad ``layout``.
+        count or past ``2**40``, a bad ``layout``, a shard of more bytes than the machine's
+        memory (refused before allocating).
 
     Notes
     -----
@@ -314,7 +336,12 @@ def context_parallel_positions(
         )
     size = seq_len // chunks
     mine = [rank, chunks - 1 - rank] if lay == "zigzag" else [rank]
-    return np.concatenate([np.arange(c * size, (c + 1) * size) for c in mine]).astype(np.int64)
+    check_memory(
+        8 * size * len(mine),
+        what=f"seq_len={seq_len} over world_size={world_size} ({size * len(mine)} int64 positions)",
+    )
+    parts = [np.arange(c * size, (c + 1) * size, dtype=np.int64) for c in mine]
+    return np.concatenate(parts)
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -340,31 +367,23 @@ def _int_ids(values: Any, *, name: str) -> Any:
     return arr
 
 
-def _lengths(lengths: Any) -> Any:
+def _lengths(lengths: Any) -> tuple[Any, int]:
+    """``(lengths as int64, their total)``; the checks run on Python ints, so no int64 sum can
+    wrap (``[2**62] * 4`` sums to 0 in int64) and uint64 values past int64 keep their value."""
     n = _int_ids(lengths, name="lengths")
     if len(tuple(n.shape)) != 1:
         raise TypeError(f"lengths must be a 1-D array of integers, got shape {tuple(n.shape)}")
+    if is_torch(n) and n.device.type == "meta":
+        raise ValueError("lengths must hold values (a meta tensor has none): they set the size")
+    values = [int(v) for v in n.tolist()]  # Python ints, before any torch op that can wrap
+    if values and min(values) < 0:
+        raise ValueError(f"lengths must be non-negative, got {min(values)}")
+    total = sum(values)
+    if total > _MAX_TOTAL:
+        raise ValueError(f"lengths must sum to at most 2**40 tokens, got {total}")
     if is_torch(n):
-        torch = sys.modules["torch"]
-        n = n.to(torch.int64)
-        if n.device.type == "meta":
-            raise ValueError("lengths must hold values (a meta tensor has none): they set the size")
-        if n.numel():
-            if int(n.min().item()) < 0:
-                raise ValueError(f"lengths must be non-negative, got {int(n.min().item())}")
-            if int(n.sum().item()) > _MAX_TOTAL:
-                raise ValueError(f"lengths must sum to at most 2**40 tokens, got {int(n.sum())}")
-        return n
-    if n.dtype.kind == "u" and n.size and int(n.max()) > _MAX_TOTAL:
-        raise ValueError(
-            f"lengths must sum to at most 2**40 tokens, got a length of {int(n.max())}"
-        )
-    n = n.astype(np.int64)
-    if n.size and int(n.min()) < 0:
-        raise ValueError(f"lengths must be non-negative, got {int(n.min())}")
-    if n.size and sum(int(v) for v in n) > _MAX_TOTAL:
-        raise ValueError(f"lengths must sum to at most 2**40 tokens, got {sum(int(v) for v in n)}")
-    return n
+        return n.to(sys.modules["torch"].int64), total
+    return n.astype(np.int64), total
 
 
 def _flat_ids(position_ids: Any) -> Any:
