@@ -90,6 +90,20 @@ SPECS = [
         [
             *_array_cases("log_forget", G, min_ndim=1),
             Case("log_forget", "empty", np.zeros(0), Works(is_empty)),
+            # issue 40: 10**6 gates asked for a 7.3 TiB bias and died in the allocator; refused
+            # by name before allocating (broadcast views: the rows themselves cost nothing)
+            Case(
+                "log_forget",
+                "past-memory",
+                np.broadcast_to(-0.1, (10**7,)),
+                bad_value("log_forget"),
+            ),
+            lazy(
+                "log_forget",
+                "tensor-past-memory",
+                lambda: torch.zeros(()).expand(10**7),
+                bad_value("log_forget"),
+            ),
         ],  # fmt: skip
     ),
     Spec(
@@ -100,6 +114,15 @@ SPECS = [
             *_array_cases("logits", Z, min_ndim=2),
             Case("logits", "not-square", Z[:3], bad_value("logits")),
             Case("logits", "empty", np.zeros((0, 0)), Works(is_empty)),
+            Case(
+                "logits", "past-memory", np.broadcast_to(0.0, (10**7, 10**7)), bad_value("logits")
+            ),
+            lazy(
+                "logits",
+                "tensor-past-memory",
+                lambda: torch.zeros(()).expand(10**7, 10**7),
+                bad_value("logits"),
+            ),
             Case("attend_current", "np-bool", np.bool_(True), Same(True)),
             Case("attend_current", "int", 1, bad_type("attend_current")),
             Case("attend_current", "str", "yes", bad_type("attend_current")),
@@ -124,6 +147,27 @@ SPECS = [
             ),
             lazy("q", "tensor-with-arrays", lambda: torch.as_tensor(Q), bad_type("torch")),
             Case("k", "other-shape", K[:3], bad_value("k")),
+            # issue 40: q of shape (400000, 1) grew its scores row by row until memory ran out
+            Case(
+                "q",
+                "past-memory",
+                np.broadcast_to(0.0, (4 * 10**6, 1)),
+                bad_value("q"),
+                with_={
+                    "k": np.broadcast_to(0.0, (4 * 10**6, 1)),
+                    "w": np.broadcast_to(0.0, (4 * 10**6, 1)),
+                    "beta": np.broadcast_to(0.0, (4 * 10**6,)),
+                },
+            ),
+            lazy(
+                "q",
+                "tensor-past-memory",
+                lambda: torch.zeros(()).expand(4 * 10**6, 1),
+                bad_value("q"),
+                k=torch.zeros(()).expand(4 * 10**6, 1),
+                w=torch.zeros(()).expand(4 * 10**6, 1),
+                beta=torch.zeros(()).expand(4 * 10**6),
+            ),
             Case("w", "other-width", W[:, :2], bad_value("w")),
             Case("w", "np-nan", np.full(W.shape, np.nan), bad_value("w")),
             Case("w", "str", "w", bad_type("w")),

@@ -26,6 +26,7 @@ All three functions compute in float64 and return float64 (NumPy) or the input's
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import _describe, is_torch
+from ._array import _describe, check_memory, compiling, is_torch
 
 if TYPE_CHECKING:
     from ._typing import ArrayLike, FloatArray, Tensor
@@ -47,8 +48,13 @@ def _real(x: Any, name: str, *, min_ndim: int) -> tuple[Any, bool]:
         torch = sys.modules["torch"]
         if x.dtype == torch.bool or x.is_complex():
             raise TypeError(f"{name} must hold real numbers, got {_describe(x)}")
+        _check_copy(tuple(x.shape), name, x.device)  # an expanded view copied whole
         out = x.to(torch.float64)
-        if out.device.type != "meta" and not bool(torch.isfinite(out).all()):
+        if (
+            out.device.type != "meta"
+            and not compiling()  # reading the values would be a data-dependent branch
+            and not bool(torch.isfinite(out).all())
+        ):
             raise ValueError(f"{name} must be finite, got a tensor holding inf or nan")
         torch_in = True
     else:
@@ -60,6 +66,7 @@ def _real(x: Any, name: str, *, min_ndim: int) -> tuple[Any, bool]:
             raise TypeError(f"{name} must be an array of real numbers, got {_describe(x)}") from exc
         if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
             raise TypeError(f"{name} must hold real numbers, got {_describe(arr)}")
+        _check_copy(arr.shape, name, None)  # a broadcast view copied whole
         out = arr.astype(np.float64)
         if not np.isfinite(out).all():
             raise ValueError(f"{name} must be finite, got an array holding inf or nan")
@@ -68,6 +75,16 @@ def _real(x: Any, name: str, *, min_ndim: int) -> tuple[Any, bool]:
         shape = "(..., seq)" if min_ndim == 1 else "(..., seq, seq)"
         raise ValueError(f"{name} must have shape {shape}, got shape {tuple(out.shape)}")
     return out, torch_in
+
+
+def _check_copy(shape: tuple[int, ...], name: str, device: Any) -> None:
+    check_memory(math.prod(shape) * 8, what=f"{name} of shape {shape} (as float64)", device=device)
+
+
+def _check_square(lead: tuple[int, ...], n: int, x: Any, torch_in: bool, what: str) -> None:
+    """Refuse, before allocating, a float64 result of shape ``lead + (n, n)`` past the memory of
+    ``x``'s device, naming ``what`` (the argument and its shape)."""
+    check_memory(math.prod(lead) * n * n * 8, what=what, device=x.device if torch_in else None)
 
 
 def _out_dtype(x: Any, torch_in: bool) -> Any:
@@ -118,7 +135,8 @@ def forgetting_bias(log_forget: Tensor | ArrayLike) -> Tensor | FloatArray:
     TypeError
         ``log_forget`` not real numbers.
     ValueError
-        ``log_forget`` not finite or 0-d.
+        ``log_forget`` not finite (not checked under ``torch.compile``, which cannot read
+        values) or 0-d; a result past the memory of its device (refused before allocating).
 
     Notes
     -----
@@ -141,6 +159,8 @@ def forgetting_bias(log_forget: Tensor | ArrayLike) -> Tensor | FloatArray:
     """
     g, torch_in = _real(log_forget, "log_forget", min_ndim=1)
     n = int(g.shape[-1])
+    shape = tuple(g.shape)
+    _check_square(shape[:-1], n, g, torch_in, f"forgetting_bias: log_forget of shape {shape}")
     if torch_in:
         torch = sys.modules["torch"]
         c = torch.cumsum(g, dim=-1)
@@ -196,7 +216,8 @@ def stick_breaking_weights(
     TypeError
         ``logits`` not real numbers, ``attend_current`` not a bool.
     ValueError
-        ``logits`` not finite or not of shape ``(..., seq, seq)``.
+        ``logits`` not finite (not checked under ``torch.compile``) or not of shape
+        ``(..., seq, seq)``; a result past the memory of its device (refused before allocating).
 
     Notes
     -----
@@ -227,6 +248,8 @@ def stick_breaking_weights(
     n = int(z.shape[-1])
     if z.shape[-2] != n:
         raise ValueError(f"logits must have shape (..., seq, seq), got shape {tuple(z.shape)}")
+    shape = tuple(z.shape)  # a broadcast view may hold far fewer values than its shape says
+    _check_square(shape[:-2], n, z, torch_in, f"stick_breaking_weights: logits of shape {shape}")
     valid = _causal(n, z, torch_in, strict=not attend_current)
     keep = _logsigmoid(-z, torch_in)  # log(1 - s): what a key leaves on the stick
     if torch_in:
@@ -281,7 +304,8 @@ def path_scores(
     TypeError
         An argument not real, tensors mixed with arrays.
     ValueError
-        An argument not finite; shapes that do not agree.
+        An argument not finite (not checked under ``torch.compile``); shapes that do not agree;
+        scores past the memory of the device (refused before allocating).
 
     Notes
     -----
@@ -319,6 +343,8 @@ def path_scores(
             f"q {tuple(qq.shape)}, k {tuple(kk.shape)}, w {tuple(ww.shape)}, beta {tuple(bb.shape)}"
         )
     n = int(qq.shape[-2])
+    shape = tuple(qq.shape)
+    _check_square(shape[:-2], n, qq, torch_in, f"path_scores: q and k of shape {shape}")
     if torch_in:
         torch = sys.modules["torch"]
         rows = []
