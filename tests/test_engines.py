@@ -364,3 +364,148 @@ def test_engine_conventions_refusals():
         posenc.engine_conventions(3)
     with pytest.raises(ValueError, match="model_type"):
         posenc.engine_conventions("bert")
+
+
+# --- issue 40: the config's length keys, as vLLM and llama.cpp's converter read them ------------
+
+SMALL = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+         "max_position_embeddings": 4096}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "key,value,error",
+    [
+        ("seq_length", "4k", TypeError),
+        ("seq_length", True, TypeError),
+        ("seq_length", [2048], TypeError),
+        ("seq_length", -5, ValueError),
+        ("seq_length", 0, ValueError),
+        ("seq_length", 2048.5, ValueError),
+        ("seq_length", math.nan, ValueError),
+        ("model_max_length", math.inf, ValueError),
+        ("model_max_length", -math.inf, ValueError),
+        ("n_positions", 10**400, ValueError),
+        ("max_seq_len", 2.0**60, ValueError),
+    ],
+    ids=["str", "bool", "list", "negative", "zero", "fraction", "nan", "inf", "-inf", "10**400",
+         "2**60"],
+)  # fmt: skip
+def test_vllm_refuses_bad_length_keys_by_name(key, value, error):
+    """vLLM takes the smallest of its length keys as the model's length: a key that is no
+    positive integer is refused by its name (it was -5 for seq_length=-5, 1 for True, and a
+    message naming no key for "4k" or inf); the engine section of explain refuses it too."""
+    cfg = {**SMALL, key: value}
+    with pytest.raises(error, match=rf"config\['{key}'\]"):
+        posenc.vllm_rope(cfg)
+    with pytest.raises(error, match=rf"config\['{key}'\]"):
+        posenc.hf.describe(cfg).explain()
+
+
+@pytest.mark.parametrize(
+    "changes,want",
+    [
+        ({}, 4096),
+        ({"seq_length": 2048}, 2048),  # the smallest length key
+        ({"seq_length": 2048.0}, 2048),  # a whole float is read as vLLM reads it, int(2048.0)
+        ({"n_positions": 8192, "max_seq_len": 1024}, 1024),
+        ({"seq_length": 2048, "model_max_length": 16384}, 16384),  # model_max_length overrides
+        ({"rope_scaling": {"rope_type": "linear", "factor": 2.0}, "seq_length": 1024}, 2048),
+    ],
+    ids=["max-pos", "seq_length", "whole-float", "smallest", "model_max_length", "linear"],
+)
+def test_vllm_max_model_len_is_the_same_from_a_config_and_its_scheme(changes, want):
+    """issue 40, item 7: explain printed max_model_len 4096 for a config whose seq_length is 2048
+    (the Scheme it read kept max_position_embeddings only) where vllm_rope said 2048."""
+    cfg = {**SMALL, **changes}
+    scheme = posenc.hf.describe(cfg)
+    assert posenc.vllm_rope(cfg)["max_model_len"] == want
+    assert posenc.vllm_rope(scheme)["max_model_len"] == want
+    text = posenc.explain_engines(cfg)
+    assert text == posenc.explain_engines(scheme)
+    assert text.splitlines()[-1].strip() == f"max_model_len = {want} (vLLM's default)"
+    for lang in ("en", "zh"):
+        assert scheme.explain(lang).endswith("\n" + posenc.explain_engines(cfg, lang))
+
+
+def test_the_scheme_keeps_every_length_key_the_engines_read():
+    from posenc.hf.keys import LENGTH_KEYS
+
+    wanted = {*posenc.engines.VLLM_LENGTH_KEYS, "original_max_position_embeddings"}
+    assert set(LENGTH_KEYS) == wanted
+    cfg = {**SMALL, **{key: 1000 + i for i, key in enumerate(LENGTH_KEYS)}}
+    assert dict(posenc.hf.describe(cfg).length_keys) == {k: cfg[k] for k in LENGTH_KEYS}
+
+
+def test_vllm_max_model_len_takes_the_config_class_default():
+    """vLLM reads the config through transformers' config class: a qwen2 config.json without
+    max_position_embeddings has Qwen2Config's default, not vLLM's 2048 fallback."""
+    cfg = {"model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4,
+           "num_hidden_layers": 2}  # fmt: skip
+    scheme = posenc.hf.describe(cfg)
+    assert scheme.max_position_embeddings == 32768  # Qwen2Config's default (classes.json)
+    assert posenc.vllm_rope(cfg)["max_model_len"] == 32768
+
+
+@pytest.mark.parametrize("factor", [1e308, 2.0**60])
+@pytest.mark.parametrize("kind", ["linear", "dynamic"])
+def test_vllm_refuses_a_factor_that_overflows_max_model_len(kind, factor):
+    """A linear factor of 1e308 made max_model_len infinite: an OverflowError traceback."""
+    cfg = {**SMALL, "rope_scaling": {"rope_type": kind, "factor": factor}}
+    with pytest.raises(ValueError, match=r"config\['rope_scaling'\]\['factor'\]"):
+        posenc.vllm_rope(cfg)
+
+
+def _converter_rope_freqs(cfg: dict) -> np.ndarray:
+    """llama.cpp's convert_hf_to_gguf.py, LlamaModel.generate_extra_tensors, transcribed: the
+    original length is the TOP-LEVEL original_max_position_embeddings (8192 without it)."""
+    rp = cfg["rope_scaling"]
+    dim = cfg["hidden_size"] // cfg["num_attention_heads"]
+    base = cfg.get("rope_theta", 10000.0)
+    freqs = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))
+    factor, low, high = rp["factor"], rp["low_freq_factor"], rp["high_freq_factor"]
+    old = cfg.get("original_max_position_embeddings", 8192)
+    out = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < old / high:
+            out.append(1.0)
+        elif wavelen > old / low:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)
+
+
+@pytest.mark.parametrize("top", [None, 4096, 16384])
+def test_gguf_llama3_rope_freqs_read_the_top_level_original_length(top):
+    """issue 40, item 6: the converter reads hparams['original_max_position_embeddings'] (8192
+    without it), not the one in rope_scaling. With the nested 4096 alone posenc wrote
+    [..., 2.30, 8, 8] where the converter writes [..., 1, 4.68, 8] (the issue's numbers)."""
+    cfg = {**SMALL, "rope_theta": 10000.0, "max_position_embeddings": 131072,
+           "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                            "high_freq_factor": 4.0, "original_max_position_embeddings": 4096}}  # fmt: skip
+    if top is not None:
+        cfg["original_max_position_embeddings"] = top
+    want = _converter_rope_freqs(cfg)
+    for given in (cfg, posenc.hf.describe(cfg)):
+        got = posenc.gguf_rope(given)["tensors"]["rope_freqs"]
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    if top is None:
+        assert [round(float(v), 2) for v in want[-3:]] == [1.0, 4.68, 8.0]
+
+
+@pytest.mark.parametrize(
+    "value,error", [("8192", TypeError), (True, TypeError), (-4096, ValueError), (0, ValueError)]
+)
+def test_gguf_llama3_refuses_a_bad_top_level_original_length(value, error):
+    cfg = {**SMALL, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+           "high_freq_factor": 4.0, "original_max_position_embeddings": 4096},
+           "original_max_position_embeddings": value}  # fmt: skip
+    try:
+        posenc.hf.describe(cfg)
+    except (TypeError, ValueError) as exc:  # describe itself reads the key (transformers does)
+        assert "original_max_position_embeddings" in str(exc)
+        return
+    with pytest.raises(error, match=r"config\['original_max_position_embeddings'\]"):
+        posenc.gguf_rope(cfg)

@@ -24,12 +24,14 @@ llama-cpp-python 0.3.36, gguf 0.19.0, MLX 0.32.4 with mlx-lm 0.32.2, vLLM 0.33.0
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ._array import _describe
-from .rope_scaling import rope_frequencies
+from .rope_scaling import MAX_LENGTH, rope_frequencies
 
 __all__ = ["engine_conventions", "gguf_rope", "mlx_rope", "vllm_rope", "explain_engines"]
 
@@ -53,6 +55,12 @@ class EngineRow:
     mlx_traditional: bool
     vllm_neox: bool | None
     vllm_permute: bool = False
+
+
+class _Unmapped(ValueError):
+    """A config the engines' verified mapping does not cover (a model type without a row, a
+    scaling the converter does not carry over): :meth:`posenc.hf.Scheme.explain` leaves its
+    engine section out, where a bad key is refused."""
 
 
 # One row per transformers model type (the ``model_type`` of config.json). Read from the engines'
@@ -88,13 +96,13 @@ def _scheme(config: Any) -> tuple[Any, Any, EngineRow]:
     scheme = config if isinstance(config, Scheme) else describe(config)
     row = ENGINE_ROWS.get(scheme.model_type)
     if row is None:
-        raise ValueError(
+        raise _Unmapped(
             f"config['model_type'] = {scheme.model_type!r} has no verified engine mapping; "
             f"known model types: {sorted(ENGINE_ROWS)}"
         )
     rope_layers = [layer for layer in scheme.layers if layer.kind == "rope"]
     if not rope_layers:
-        raise ValueError(f"config of model type {scheme.model_type!r} has no RoPE layer")
+        raise _Unmapped(f"config of model type {scheme.model_type!r} has no RoPE layer")
     full = [layer for layer in rope_layers if layer.layer_type == "full_attention"]
     return scheme, (full or rope_layers)[0], row
 
@@ -171,7 +179,16 @@ def gguf_rope(config: Any) -> dict[str, Any]:
     ------
     TypeError, ValueError
         As :func:`posenc.hf.describe`; a model type without a verified row; a scaling the
-        converter does not carry over (``dynamic`` is accepted and written as nothing).
+        converter does not carry over (``dynamic`` is accepted and written as nothing); for
+        Llama-3 scaling, a top-level ``original_max_position_embeddings`` that is not a positive
+        integer.
+
+    Notes
+    -----
+    For Llama-3 scaling the converter reads the original length from the config's top-level
+    ``original_max_position_embeddings`` (8192 where the config has none), not from the
+    scaling dict that transformers reads; ``rope_freqs`` follows the converter, so a config
+    that keeps a different length in ``rope_scaling`` alone runs differently in llama.cpp.
 
     Examples
     --------
@@ -219,11 +236,16 @@ def gguf_rope(config: Any) -> dict[str, Any]:
         tensors["rope_factors_long"] = [float(v) for v in sc["long_factor"]]
         tensors["rope_factors_short"] = [float(v) for v in sc["short_factor"]]
     elif kind == "llama3":
+        # the converter (LlamaModel.generate_extra_tensors) takes the original length from the
+        # config's TOP-LEVEL original_max_position_embeddings, 8192 without it, never from the
+        # scaling dict that transformers reads it from
+        top = _length(scheme, "original_max_position_embeddings", "llama.cpp's converter")
+        llama3 = {**sc, "original_max_position_embeddings": 8192 if top is None else top}
         plain, _ = rope_frequencies(int(layer.rotary_dim), base=float(layer.base))
-        scaled, _ = rope_frequencies(int(layer.rotary_dim), base=float(layer.base), scaling=sc)
+        scaled, _ = rope_frequencies(int(layer.rotary_dim), base=float(layer.base), scaling=llama3)
         tensors["rope_freqs"] = (plain / scaled).tolist()
     elif kind not in ("default", "dynamic"):
-        raise ValueError(
+        raise _Unmapped(
             f"rope_type {kind!r} has no verified GGUF mapping (known: default, linear, yarn, "
             "longrope, llama3, dynamic)"
         )
@@ -284,7 +306,7 @@ def mlx_rope(config: Any) -> dict[str, Any]:
     _, layer, row = _scheme(config)
     kind = layer.rope_type or "default"
     if kind not in MLX_MODULES:
-        raise ValueError(f"rope_type {kind!r} has no mlx-lm module (known: {sorted(MLX_MODULES)})")
+        raise _Unmapped(f"rope_type {kind!r} has no mlx-lm module (known: {sorted(MLX_MODULES)})")
     sc = _scaling(layer)
     plain = kind in ("default", "linear")
     return {
@@ -318,13 +340,18 @@ def vllm_rope(config: Any) -> dict[str, Any]:
         modeling code: GPT-NeoX, OLMo-2, StarCoder2; then ``is_neox_style`` is None),
         ``"head_size"``, ``"rotary_dim"``, ``"max_position"``, ``"is_neox_style"``,
         ``"rope_parameters"``, ``"permute_qk"`` (vLLM's loader permutes q/k rows),
-        ``"max_model_len"`` (the length vLLM serves by default: the config's length, times the
-        factor of a linear or dynamic scaling; for LongRoPE the original length).
+        ``"max_model_len"`` (the length vLLM serves by default: the smallest of the config's
+        length keys, :data:`VLLM_LENGTH_KEYS`, or ``model_max_length`` where set, with the
+        config class's defaults as vLLM reads them through transformers; times the factor of
+        a linear or dynamic scaling; for LongRoPE the original length).
 
     Raises
     ------
     TypeError, ValueError
-        As :func:`posenc.hf.describe`; a model type without a verified row.
+        As :func:`posenc.hf.describe`; a model type without a verified row; a length key
+        (``seq_length``, ``model_max_length``, ...) that is not a positive integer (a bool, a
+        string, inf, NaN, -5, 2048.5), named; a scaling factor that takes ``max_model_len``
+        past ``2**53``.
 
     Examples
     --------
@@ -341,12 +368,7 @@ def vllm_rope(config: Any) -> dict[str, Any]:
     scheme, layer, row = _scheme(config)
     kind = layer.rope_type or "default"
     params: dict[str, Any] = {"rope_theta": float(layer.base), "rope_type": kind}
-    from .hf import Scheme
-
-    source = config
-    if isinstance(config, Scheme):  # a Scheme keeps max_position_embeddings only
-        source = {"max_position_embeddings": scheme.max_position_embeddings}
-    max_len = _vllm_max_model_len(source, scheme.model_type, kind, _scaling(layer))
+    max_len = _vllm_max_model_len(scheme, layer, kind)
     for key, value in _scaling(layer).items():
         if key not in ("rope_type", "type"):
             params[key] = value
@@ -384,26 +406,51 @@ VLLM_LENGTH_KEYS = (
 VLLM_UNSCALED = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
 
 
-def _get(config: Any, key: str) -> Any:
-    if isinstance(config, Mapping):
-        return config.get(key)
-    return getattr(config, key, None)
+def _length(scheme: Any, key: str, reader: str) -> int | None:
+    """The config's length key ``key`` (from :attr:`posenc.hf.Scheme.length_keys`) as ``reader``
+    reads it: None where the config (and its class) has none, else a positive integer (a whole
+    float is read as its int), refused by name otherwise."""
+    value = scheme.length_keys.get(key)
+    if value is None:
+        return None
+    what = f"config['{key}'] must be a positive integer ({reader} reads it as a length)"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what}, got {_describe(value)}")
+    try:
+        number = float(value)
+    except OverflowError:  # an int past float64 (10**400)
+        raise ValueError(f"{what}, got an integer past float64's range") from None
+    if not (math.isfinite(number) and number == int(number) and 1 <= number <= MAX_LENGTH):
+        raise ValueError(f"{what} of at most 2**53, got {value!r}")
+    return int(number)
 
 
-def _vllm_max_model_len(config: Any, model_type: str, kind: str, sc: Mapping[str, Any]) -> int:
-    """``max_model_len`` as vLLM 0.33 derives it when the user passes none."""
-    found = [v for v in (_get(config, k) for k in VLLM_LENGTH_KEYS) if v is not None]
-    length = float(min(found)) if found else 2048.0  # vLLM's fallback, with a warning
-    if _get(config, "model_max_length"):
-        length = float(_get(config, "model_max_length"))
+def _vllm_max_model_len(scheme: Any, layer: Any, kind: str) -> int:
+    """``max_model_len`` as vLLM 0.33 derives it when the user passes none, from the length
+    keys the scheme kept (its config class's defaults included, as vLLM reads the config
+    through transformers)."""
+    found = [n for n in (_length(scheme, k, "vLLM") for k in VLLM_LENGTH_KEYS) if n is not None]
+    length = min(found) if found else 2048  # vLLM's fallback, with a warning
+    override = _length(scheme, "model_max_length", "vLLM")
+    if override is not None:
+        length = override
+    sc = _scaling(layer)
     if kind == "longrope":  # default: the original length (short factors everywhere)
-        orig = _get(config, "original_max_position_embeddings")
-        if orig is None:  # a Scheme, or a config that keeps it in the scaling dict only
+        orig = _length(scheme, "original_max_position_embeddings", "vLLM")
+        if orig is None:  # a config that keeps it in the scaling dict only
             orig = sc.get("original_max_position_embeddings")
         return int(orig if orig is not None else length)
-    if kind not in VLLM_UNSCALED and "gemma3" not in model_type:
-        length *= float(sc.get("factor", 1.0))
-    return int(length)
+    if kind in VLLM_UNSCALED or "gemma3" in scheme.model_type:
+        return length
+    factor = float(sc.get("factor", 1.0))
+    scaled = length * factor
+    if not scaled <= MAX_LENGTH:  # inf for 1e308
+        where = scheme.sources.get("scaling") or "the scaling"
+        raise ValueError(
+            f"{where}['factor'] = {factor:g} times the length {length} gives vLLM a "
+            f"max_model_len of {scaled:g}, past 2**53 (float64's exact integers)"
+        )
+    return int(scaled)
 
 
 _TEXT = {

@@ -653,14 +653,15 @@ def _range_pairs(indices: list[int]) -> list[list[int]]:
 def _engines(scheme: SchemeLike, lang: str) -> list[str]:
     """The "in llama.cpp / MLX / vLLM" section: only for model types whose engine mapping was
     verified (posenc.engines.ENGINE_ROWS); none for the others, or for a config those engines'
-    mapping refuses (a scaling llama.cpp's converter does not carry over)."""
-    from ..engines import ENGINE_ROWS, explain_engines
+    mapping does not cover (a scaling llama.cpp's converter does not carry over). A key those
+    engines read and refuse (a ``seq_length`` of -5) is refused here too."""
+    from ..engines import ENGINE_ROWS, _Unmapped, explain_engines
 
     if scheme.model_type not in ENGINE_ROWS:
         return []
     try:
         return explain_engines(scheme, lang).splitlines()
-    except ValueError:
+    except _Unmapped:
         return []
 
 

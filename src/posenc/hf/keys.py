@@ -17,7 +17,7 @@ from typing import Any
 from .._array import _describe
 from .classes import class_facts
 
-__all__ = ["BOOL_KEYS", "MAX_LAYERS", "Config", "first", "nested"]
+__all__ = ["BOOL_KEYS", "LENGTH_KEYS", "MAX_LAYERS", "Config", "first", "nested"]
 
 # keys posenc.hf reads as booleans: a JSON true/false or nothing (transformers' strict config
 # classes refuse the string "false"; read by truthiness it would mean true)
@@ -33,6 +33,21 @@ BOOL_KEYS = (
     "truncate",
     "use_bidirectional_attention",
     "use_rotary_embedding",
+)
+# the length keys other engines read from a config, kept raw in Scheme.length_keys for
+# posenc.engines: vLLM's (it serves the smallest; posenc.engines.VLLM_LENGTH_KEYS) and the
+# top-level original_max_position_embeddings that llama.cpp's converter reads for Llama 3 scaling
+LENGTH_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+    "original_max_position_embeddings",
 )
 # more layers than any model has (10**6 would already take a minute to describe): refused
 # by name before a loop over them

@@ -9,10 +9,10 @@ from dataclasses import replace
 from typing import Any
 
 from .._array import _describe
-from .classes import class_facts, classes_version
+from .classes import READ_KEYS, class_facts, classes_version
 from .conventions import CONVENTIONS
 from .fixed import read_fixed
-from .keys import MAX_LAYERS, Config
+from .keys import LENGTH_KEYS, MAX_LAYERS, Config
 from .layer import LayerScheme
 from .params import rope_entries
 from .registry import row_for, walk_reason
@@ -380,7 +380,18 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow) -> Scheme:
         tuple(sorted(ignored)),
         applies_to=applies_to,
         indexer=_indexer(cfg, row, per_type, sources),
+        length_keys=_length_keys(cfg),
     )
+
+
+def _length_keys(cfg: Config) -> dict[str, Any]:
+    """The config's :data:`LENGTH_KEYS` that it (or its class) sets, raw: posenc.engines checks
+    them where an engine reads them. The class's default where classes.json records it
+    (``max_position_embeddings``, ``original_max_position_embeddings``, ...); the others no
+    config class of posenc.engines' model types sets (transformers 5.24). Read last: a read
+    records where the key came from."""
+    found = {key: cfg.get(key) if key in READ_KEYS else cfg.raw(key) for key in LENGTH_KEYS}
+    return {key: value for key, value in found.items() if value is not None}
 
 
 def _indexer(

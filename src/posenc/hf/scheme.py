@@ -64,6 +64,13 @@ class Scheme:
         ``rotary_dim`` (``qk_rope_head_dim``) features rotated with the attention's
         frequencies (slot ``"head"``; the attention rotates the last ones), with its own
         pairing. :meth:`rotate_indexer` rotates them. None for models without one.
+    length_keys : dict
+        The config's length keys that other engines read, as its config class holds them (a
+        key the file leaves out takes the class's default where posenc.hf records one), raw:
+        ``max_position_embeddings`` and the others vLLM serves the smallest of, and the
+        top-level ``original_max_position_embeddings`` that llama.cpp's converter reads for
+        Llama 3 scaling. :mod:`posenc.engines` reads and checks them. Not compared (two schemes
+        that rotate alike are equal) and empty for schemes without rotation.
     """
 
     model_type: str
@@ -79,6 +86,7 @@ class Scheme:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     applies_to: str = "qk"
     indexer: LayerScheme | None = None
+    length_keys: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def num_layers(self) -> int:
