@@ -45,6 +45,19 @@ def E():
     return _randn(5, 4, seed=2)
 
 
+def _as_numpy_cope(q, k):
+    """A check: the torch result equals cope_bias of the same values as NumPy arrays, with the
+    leading axes of q and k broadcast as NumPy does."""
+
+    def check(out):
+        want = posenc.cope_bias(q().double().numpy(), k().double().numpy(), E().double().numpy())
+        assert isinstance(out, torch.Tensor) and tuple(out.shape) == want.shape, out.shape
+        np.testing.assert_allclose(out.double().numpy(), want, rtol=1e-5, atol=1e-5)
+        return True
+
+    return check
+
+
 def _mp():
     import mpmath
 
@@ -205,6 +218,42 @@ SPECS = [
                 lazy(arg, f"torch-{label}", lambda f=f, v=v: _poisoned(f(), v), bad_value(arg))
                 for arg, f in (("q", Q), ("k", K), ("pos_emb", E))
                 for label, v in (("nan", math.nan), ("inf", math.inf))
+            ),
+            # issue 40: q (1, 3, 4) with k (2, 3, 4) worked in NumPy and failed in torch's gather;
+            # leading axes that do not broadcast failed inside NumPy / torch without naming q, k
+            lazy(
+                "q", "broadcast-batch", lambda: Q()[:1], Works(_as_numpy_cope(lambda: Q()[:1], K))
+            ),
+            lazy(
+                "k", "broadcast-batch", lambda: K()[:1], Works(_as_numpy_cope(Q, lambda: K()[:1]))
+            ),
+            lazy(
+                "q",
+                "broadcast-4d",
+                lambda: Q()[:, None],
+                Works(_as_numpy_cope(lambda: Q()[:, None], K)),
+            ),
+            Case(
+                "q",
+                "np-broadcast-batch",
+                np.zeros((1, 3, 4)),
+                Works(lambda o: o.shape == (2, 3, 3)),
+                with_={"k": np.zeros((2, 3, 4)), "pos_emb": np.ones((5, 4))},
+            ),
+            lazy("q", "other-batch", lambda: _randn(3, 3, 4), bad_value("q", "k")),
+            Case(
+                "q",
+                "np-other-batch",
+                np.zeros((3, 3, 4)),
+                bad_value("q", "k"),
+                with_={"k": np.zeros((2, 3, 4)), "pos_emb": np.ones((5, 4))},
+            ),
+            lazy(
+                "q",
+                "past-memory",
+                lambda: torch.zeros(()).expand(2, 10**6, 4),
+                bad_value("q", "k"),
+                k=torch.zeros(()).expand(2, 10**7, 4),
             ),
             lazy(
                 "k",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import _describe, check_scalar, compiling, is_torch
+from ._array import _describe, check_memory, check_scalar, compiling, is_torch
 from ._typing import ArrayLike, FloatArray
 
 if TYPE_CHECKING:
@@ -41,7 +41,8 @@ def cope_bias(
     q : array of shape (..., q_len, dim)
         Queries of one head (floating). The queries are the last ``q_len`` of the keys.
     k : array of shape (..., k_len, dim)
-        Keys, with ``k_len >= q_len``.
+        Keys, with ``k_len >= q_len``. The leading axes of ``q`` and ``k`` broadcast against
+        each other (as NumPy does, in both libraries).
     pos_emb : array of shape (npos, dim)
         The learned embeddings ``e[0] .. e[npos - 1]`` of integer positions (the reference code
         stores the transpose, ``(1, dim, npos)``).
@@ -62,7 +63,9 @@ def cope_bias(
     TypeError
         An argument not a floating array, NumPy and tensors mixed, ``scale`` not real.
     ValueError
-        Shapes that do not match, ``k_len < q_len``, an empty ``pos_emb``, ``scale`` not finite,
+        Shapes that do not match (leading axes of ``q`` and ``k`` that do not broadcast), a
+        result past the memory of the device (refused before allocating), ``k_len < q_len``,
+        an empty ``pos_emb``, ``scale`` not finite,
         ``q``, ``k`` or ``pos_emb`` holding inf or nan, products ``q . k`` or ``q . e`` that
         overflow the working dtype into nan (not checked under ``torch.compile`` or on the meta
         device, which cannot read values).
@@ -118,9 +121,22 @@ def cope_bias(
         )
     if npos == 0:
         raise ValueError("pos_emb must hold at least one position embedding, got npos = 0")
+    try:  # the leading axes broadcast as NumPy does, in both libraries
+        lead = tuple(np.broadcast_shapes(tuple(qa.shape[:-2]), tuple(ka.shape[:-2])))
+    except ValueError:
+        raise ValueError(
+            f"q and k must have leading axes that broadcast together, got q {tuple(qa.shape)} "
+            f"and k {tuple(ka.shape)}"
+        ) from None
+    double = not torch_in or sys.modules["torch"].float64 in (qa.dtype, ka.dtype, ea.dtype)
+    check_memory(  # the scores (..., q_len, k_len) and q . e (..., q_len, npos), in the work dtype
+        math.prod(lead) * q_len * (k_len + npos) * (8 if double else 4),
+        what=f"cope_bias: q {tuple(qa.shape)}, k {tuple(ka.shape)}, pos_emb {tuple(ea.shape)}",
+        device=qa.device if torch_in else None,
+    )
     s = 1.0 / math.sqrt(dim) if scale is None else check_scalar(scale, name="scale")
     if torch_in:
-        return _cope_torch(qa, ka, ea, s, q, npos)
+        return _cope_torch(qa, ka, ea, s, lead, npos)
     work = np.result_type(qa, ka, ea, np.float64)
     qa, ka, ea = (x.astype(work, copy=False) for x in (qa, ka, ea))
     logits = _dot(qa, np.swapaxes(ka, -1, -2))  # (..., q, k); a nan is refused below
@@ -194,7 +210,7 @@ def _floating(value: Any, name: str, torch_in: bool) -> Any:
     return arr
 
 
-def _cope_torch(qa: Any, ka: Any, ea: Any, s: float, q: Any, npos: int) -> Any:
+def _cope_torch(qa: Any, ka: Any, ea: Any, s: float, lead: tuple[int, ...], npos: int) -> Any:
     torch = sys.modules["torch"]
     work = torch.promote_types(torch.promote_types(qa.dtype, ka.dtype), ea.dtype)
     out_dtype = work
@@ -211,7 +227,7 @@ def _cope_torch(qa: Any, ka: Any, ea: Any, s: float, q: Any, npos: int) -> Any:
         _check_products(bool(logits.isnan().any()), "q . k", work)
     lo = pos.floor()
     hi = pos.ceil()
-    at_int = qa @ ea.transpose(-1, -2)
+    at_int = (qa @ ea.transpose(-1, -2)).expand(*lead, q_len, npos)  # gather: no broadcasting
     z_lo = at_int.gather(-1, lo.long())
     z_hi = at_int.gather(-1, hi.long())
     w = pos - lo
