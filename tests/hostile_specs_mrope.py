@@ -175,6 +175,16 @@ SPECS = [
             Case(L, "text-huge", [[("text", 2**40)]], bad_value(L)),
             Case(L, "text-2**63", [[("text", 2**63)]], bad_value(L)),
             Case(L, "pad-0", [[("pad", 0)]], bad_value(L)),
+            # issue 40: 1024 rows of 2**31 tokens (each row within the limit) ask for 48 TiB of
+            # ids: refused before the first row is built
+            Case(L, "48-TiB", [[("pad", 2**31)]] * 1024, bad_value(L)),
+            lazy(
+                L,
+                "48-TiB-like-tensor",
+                lambda: [[("pad", 2**31)]] * 1024,
+                bad_value(L),
+                like=torch.zeros(1),
+            ),
             Case(L, "rows-differ", [[("text", 1)], [("text", 2)]], bad_value(L)),
             Case(L, "rows-padded", [[("text", 1), ("pad", 1)], [("text", 2)]], Works(finite)),
             Case(L, "grid-odd", _layout(("image", (1, 3, 4))), bad_value(L, "spatial_merge_size")),

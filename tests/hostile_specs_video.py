@@ -74,6 +74,8 @@ def _axes_cases(arg):
         Case(arg, "int", 8, bad_type(arg)),
         Case(arg, "None", None, bad_type(arg)),
         Case(arg, "too-many", [2] * 17, bad_value(arg)),
+        # issue 40: a 2**39-pair table is 4 TiB, refused before allocating
+        Case(arg, "4-TiB", [2**40], bad_value(arg)),
     ]
 
 
@@ -108,6 +110,10 @@ def _sizes_cases(arg):
         Case(arg, "bool", (True, 2, 2), bad_type(arg)),
         Case(arg, "empty", (), bad_value(arg)),
         Case(arg, "huge", (2**21, 2**21), bad_value(arg)),
+        # issue 40: 2**40 cells (within the cell limit) of 2 int64 coordinates: 16 TiB,
+        # refused before allocating, for NumPy and for a tensor
+        Case(arg, "16-TiB", (2**20, 2**20), bad_value(arg)),
+        Case(arg, "16-TiB-tensor", (2**20, 2**20), bad_value(arg), with_={"like": torch.zeros(1)}),
         Case(arg, "int", 4, bad_type(arg)),
         Case(arg, "str", "122", bad_type(arg)),
         Case(arg, "None", None, bad_type(arg)),
@@ -130,6 +136,11 @@ def _layout_cases(arg, base, kind="video"):
              bad_type(arg)),
         Case(arg, "ragged-rows", [[("text", 2)], [("text", 3)]], bad_value(arg)),
         Case(arg, "empty", [], Works(is_empty)),
+        # issue 40: 1024 rows of 2**31 tokens (each row within the limit) ask for 48 TiB of
+        # ids: refused before the first row is built
+        Case(arg, "48-TiB", [[("pad", 2**31)]] * 1024, bad_value(arg)),
+        lazy(arg, "48-TiB-like-tensor", lambda: [[("pad", 2**31)]] * 1024, bad_value(arg),
+             like=torch.zeros(1)),
     ]  # fmt: skip
 
 
@@ -187,6 +198,16 @@ SPECS = [
                 "spatial_merge_size", 2, overrides={"huge": bad_value("spatial_merge_size")}
             ),
             *real_cases("temporal_stride", 2.0, invalid=(0, -1)),
+            # issue 40: ids of inf (1e308) or past 2**31 refused by name
+            Case("temporal_stride", "1e308", 1e308, bad_value("temporal_stride")),
+            Case("temporal_stride", "2**31", 2.0**31, bad_value("temporal_stride")),
+            # issue 40: the message named tokens_per_second, which this function does not take
+            Case(
+                "layouts",
+                "video-seconds",
+                [[("text", 1), ("video", (2, 4, 4), 2.0)]],
+                bad_value("layouts", also=("seconds_per_grid", "temporal_stride")),
+            ),
             *_like(np.float64, torch.float64),
         ],
     ),
@@ -251,8 +272,38 @@ SPECS = [
             *size_cases(
                 "spatial_merge_size", 2, overrides={"huge": bad_value("spatial_merge_size")}
             ),
+            # issue 40: time ids past float32 came back as -2**63
+            Case(
+                "layouts",
+                "seconds-float32-overflow",
+                [[("text", 1), ("video", (4, 2, 2), 3e37)]],
+                bad_value("seconds_per_grid"),
+            ),
+            Case(
+                "layouts",
+                "seconds-past-float32-one-frame",
+                [[("text", 1), ("video", (1, 2, 2), 1e39)]],
+                bad_value("seconds_per_grid"),
+            ),
             *real_cases("position_id_per_seconds", 25.0, invalid=(0, -1)),
+            Case(
+                "position_id_per_seconds",
+                "past-float32",
+                1e39,
+                bad_value("position_id_per_seconds"),
+            ),
             *real_cases("seconds_per_chunk", 2.0, invalid=(0, -1, 0.01)),
+            # issue 40: int(inf) raised OverflowError; one chunk holds every id
+            Case(
+                "seconds_per_chunk",
+                "chunk-past-float64",
+                1e300,
+                Same(1e8),
+                with_={
+                    "position_id_per_seconds": 1e30,
+                    "layouts": [[("text", 1), ("video+audio", (1, 2, 2), 1.0, 3), ("text", 1)]],
+                },
+            ),
             *_like(np.int64, torch.int64),
         ],  # fmt: skip
     ),

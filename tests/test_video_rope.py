@@ -412,3 +412,66 @@ def test_refusals_name_the_argument():
         posenc.tmrope_position_ids([[("video+audio", (1, 2, 2), 1.0)]])
     with pytest.raises(ValueError, match="seconds_per_chunk"):
         posenc.tmrope_position_ids([[("text", 1)]], seconds_per_chunk=0.01)
+
+
+# --- issue 40: overflowing time ids, unclear errors -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "segment, kwargs, names",
+    [
+        # frame 1 at 3e37 s * 25 ids/s: inf in float32 (the ids came back as -2**63)
+        (("video", (4, 2, 2), 3e37), {}, ("seconds_per_grid",)),
+        # one frame: 0 * inf = nan in float32 (seconds_per_grid past float32's range)
+        (("video", (1, 2, 2), 1e39), {}, ("seconds_per_grid",)),
+        # the rate itself past float32's range
+        (
+            ("video", (2, 2, 2), 1.0),
+            {"position_id_per_seconds": 1e39},
+            ("position_id_per_seconds",),
+        ),
+        (("video+audio", (4, 2, 2), 3e37, 2), {}, ("seconds_per_grid",)),
+        (("image", (1, 2, 2)), {"position_id_per_seconds": 1e39}, ("position_id_per_seconds",)),
+    ],
+)
+def test_tmrope_refuses_time_ids_that_overflow_float32(segment, kwargs, names):
+    with pytest.raises(ValueError, match="float32") as err:
+        posenc.tmrope_position_ids([[("text", 1), segment]], **kwargs)
+    for name in names:
+        assert name in str(err.value)
+
+
+def test_tmrope_chunk_of_more_ids_than_float64_holds_is_one_chunk():
+    """position_id_per_seconds * seconds_per_chunk past float64's range made int(inf) raise an
+    OverflowError; a chunk that long holds the whole video, as any chunk longer than its ids."""
+    lay = [[("text", 1), ("video+audio", (1, 2, 2), 1.0, 3), ("text", 1)]]
+    want = posenc.tmrope_position_ids(lay, position_id_per_seconds=1e30, seconds_per_chunk=1e8)
+    got = posenc.tmrope_position_ids(lay, position_id_per_seconds=1e30, seconds_per_chunk=1e300)
+    assert got.tolist() == want.tolist()
+    assert want[0, 0].tolist() == [0, 1, 1, 2, 2, 3, 4, 5, 5, 6]
+
+
+@pytest.mark.parametrize("stride", [1e308, 1e300, 2.0**31])
+def test_videorope_refuses_a_temporal_stride_whose_ids_overflow(stride):
+    """temporal_stride=1e308 gave ids of inf; time ids past 2**31 are refused by name, as
+    mrope_position_ids and tmrope_position_ids refuse theirs."""
+    with pytest.raises(ValueError, match=r"temporal_stride.*2\*\*31|2\*\*31.*temporal_stride"):
+        posenc.videorope_position_ids([[("text", 1), ("video", (3, 2, 2))]], temporal_stride=stride)
+
+
+def test_videorope_large_but_fitting_stride_works():
+    ids = posenc.videorope_position_ids([[("video", (3, 2, 2))]], temporal_stride=2.0**29)
+    assert ids[0, 0].tolist() == [0.0, 2.0**29, 2.0**30]
+    assert np.isfinite(ids).all()
+
+
+def test_videorope_seconds_per_grid_error_names_what_it_takes():
+    """The message told the user to pass tokens_per_second, which videorope_position_ids does not
+    take: it names temporal_stride, its own time step."""
+    with pytest.raises(ValueError) as err:
+        posenc.videorope_position_ids([[("text", 1), ("video", (2, 2, 2), 2.0)]])
+    msg = str(err.value)
+    assert "tokens_per_second" not in msg
+    assert "layouts[0][1]" in msg and "seconds_per_grid" in msg and "temporal_stride" in msg
+    params = inspect.signature(posenc.videorope_position_ids).parameters
+    assert "temporal_stride" in params and "tokens_per_second" not in params

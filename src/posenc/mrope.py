@@ -26,6 +26,7 @@ from ._array import (
     as_positions,
     check_base,
     check_choice,
+    check_memory,
     check_scalar,
     is_count,
     is_torch,
@@ -356,7 +357,9 @@ def mrope_position_ids(
         An unknown segment kind, a size < 1, a grid side not divisible by
         ``spatial_merge_size``, ``seconds_per_grid`` without ``tokens_per_second``, a time
         step ``tokens_per_second * seconds_per_grid`` past float32's range, rows of
-        different lengths, more than ``2**31`` tokens in a row, bad ``resume``.
+        different lengths, more than ``2**31`` tokens in a row, bad ``resume``, ids of more
+        bytes than the memory of the machine (or of ``like``'s device), refused before
+        allocating.
 
     See Also
     --------
@@ -391,13 +394,9 @@ def mrope_position_ids(
         raise TypeError(
             f"layouts must be a list of layouts (lists of segments), got {_describe(layouts)}"
         )
-    rows = [_row(lay, b, merge, tps, mode) for b, lay in enumerate(layouts)]
-    lengths = sorted({r.shape[1] for r in rows})
-    if len(lengths) > 1:
-        raise ValueError(
-            f"layouts give rows of different lengths {lengths}; pad the shorter rows with "
-            "('pad', n) segments"
-        )
+    segs = [_row_segments(lay, b, merge, tps) for b, lay in enumerate(layouts)]
+    _check_rows([sum(n for _, n, _ in row) for row in segs], like, itemsize=8)
+    rows = [_row(row, mode) for row in segs]
     ids = np.stack(rows, axis=1) if rows else np.zeros((3, 0, 0), dtype=np.int64)
     if like is not None and is_torch(like):
         torch = sys.modules["torch"]
@@ -414,8 +413,24 @@ def _size(value: Any, name: str) -> int:
     return value
 
 
-def _row(layout: Any, b: int, merge: int, tps: float | None, mode: str) -> IntArray:
-    """The (3, seq) ids of one layout."""
+def _check_rows(lengths: list[int], like: Any, *, itemsize: int) -> None:
+    """Rows of one length, and a ``(3, batch, seq)`` result that fits in memory: checked from
+    the parsed segments, before any row is built (shared with posenc.video_rope)."""
+    if len(set(lengths)) > 1:
+        raise ValueError(
+            f"layouts give rows of different lengths {sorted(set(lengths))}; pad the shorter "
+            "rows with ('pad', n) segments"
+        )
+    seq = lengths[0] if lengths else 0
+    what = f"layouts of {len(lengths)} rows x {seq} tokens (3 ids each)"
+    nbytes = 3 * len(lengths) * seq * itemsize
+    check_memory(nbytes, what=what)  # the ids are built in NumPy first
+    if like is not None and is_torch(like):
+        check_memory(nbytes, what=what, device=like.device)
+
+
+def _row_segments(layout: Any, b: int, merge: int, tps: float | None) -> list[tuple[str, int, Any]]:
+    """The checked segments of one layout (no ids built yet)."""
     where = f"layouts[{b}]"
     if isinstance(layout, tuple) and layout and isinstance(layout[0], str):
         raise TypeError(
@@ -428,6 +443,11 @@ def _row(layout: Any, b: int, merge: int, tps: float | None, mode: str) -> IntAr
     total = sum(n for _, n, _ in segs)
     if total > MAX_TOKENS:
         raise ValueError(f"{where} holds {total} tokens; at most 2**31 per row")
+    return segs
+
+
+def _row(segs: list[tuple[str, int, Any]], mode: str) -> IntArray:
+    """The (3, seq) ids of one layout's checked segments."""
     parts, cur = [], 0
     for kind, n, grid in segs:
         if kind == "text":

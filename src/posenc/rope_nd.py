@@ -29,6 +29,7 @@ from ._array import (
     as_positions,
     check_base,
     check_choice,
+    check_memory,
     is_torch,
     like_spec,
     traced_constant,
@@ -97,7 +98,8 @@ def rope_axes_frequencies(axes_dim: Sequence[int], *, base: float = 10000.0) -> 
     Raises
     ------
     TypeError, ValueError
-        ``axes_dim`` not a sequence of 1 to 16 positive even ints, bad ``base``.
+        ``axes_dim`` not a sequence of 1 to 16 positive even ints, bad ``base``, a table of
+        more bytes than the machine's memory (refused before allocating).
 
     Examples
     --------
@@ -109,7 +111,13 @@ def rope_axes_frequencies(axes_dim: Sequence[int], *, base: float = 10000.0) -> 
            [0. , 0.1]])
     """
     dims = _axes_dim(axes_dim)
-    freqs, axis = _ladders(dims, check_base(base))
+    b = check_base(base)
+    pairs = sum(dims) // 2
+    check_memory(  # the table, before _ladders builds its columns
+        8 * pairs * len(dims),
+        what=f"axes_dim {list(dims)} (a {pairs} x {len(dims)} float64 table)",
+    )
+    freqs, axis = _ladders(dims, b)
     table = np.zeros((len(freqs), len(dims)))
     table[np.arange(len(freqs)), axis] = freqs
     return table
@@ -295,7 +303,8 @@ def rope_grid_positions(sizes: Sequence[int], *, like: Any = None) -> Tensor | I
     ------
     TypeError, ValueError
         ``sizes`` not a sequence of 1 to 16 non-negative ints, a grid of more than ``2**40``
-        cells, ``like`` not an array.
+        cells or of more bytes than the memory of the machine (or of ``like``'s device),
+        refused before allocating, ``like`` not an array.
 
     Examples
     --------
@@ -325,6 +334,10 @@ def rope_grid_positions(sizes: Sequence[int], *, like: Any = None) -> Tensor | I
             "fits in memory"
         )
     torch_out, device, _ = like_spec(like, None)
+    what = f"sizes {list(shape)} ({cells} cells x {len(shape)} int64 coordinates)"
+    check_memory(8 * cells * len(shape), what=what)  # built in NumPy first
+    if torch_out:
+        check_memory(8 * cells * len(shape), what=what, device=device)
     grid = np.indices(shape, dtype=np.int64).reshape(len(shape), -1).T
     if torch_out:
         torch = sys.modules["torch"]

@@ -28,7 +28,16 @@ import numpy as np
 import numpy.typing as npt
 
 from ._array import _describe, check_base, check_scalar, is_torch
-from .mrope import MAX_TOKENS, _bands, _cat, _check_ids, _check_section, _segment, _size
+from .mrope import (
+    MAX_TOKENS,
+    _bands,
+    _cat,
+    _check_ids,
+    _check_rows,
+    _check_section,
+    _segment,
+    _size,
+)
 from .rope import _check_x, _cos_sin, _fit_positions, _rotate, _work_dtype
 
 if TYPE_CHECKING:
@@ -68,12 +77,7 @@ def _layouts(layouts: Any) -> list[Any]:
 
 
 def _stack(rows: list[Any], like: Any, dtype: Any) -> Any:
-    lengths = sorted({r.shape[1] for r in rows})
-    if len(lengths) > 1:
-        raise ValueError(
-            f"layouts give rows of different lengths {lengths}; pad the shorter rows with "
-            "('pad', n) segments"
-        )
+    """The rows (of one length: :func:`posenc.mrope._check_rows`) as ``(3, batch, seq)``."""
     ids = np.stack(rows, axis=1) if rows else np.zeros((3, 0, 0), dtype=dtype)
     if like is not None and is_torch(like):
         torch = sys.modules["torch"]
@@ -142,8 +146,11 @@ def videorope_position_ids(
         A layout or segment of the wrong kind, a size not an int, ``like`` not an array.
     ValueError
         An unknown segment kind, a size < 1, a grid side not divisible by
-        ``spatial_merge_size``, ``temporal_stride`` not finite and > 0, rows of different
-        lengths, more than ``2**31`` tokens in a row.
+        ``spatial_merge_size``, a video segment with a ``seconds_per_grid`` (VideoRoPE spaces
+        frames by ``temporal_stride``), ``temporal_stride`` not finite and > 0 or taking a
+        grid's time ids past ``2**31``, rows of different lengths, more than ``2**31`` tokens
+        in a row, ids of more bytes than the memory of the machine (or of ``like``'s device),
+        refused before allocating.
 
     See Also
     --------
@@ -169,13 +176,17 @@ def videorope_position_ids(
     if delta <= 0:
         raise ValueError(f"temporal_stride must be > 0, got {delta}")
     _check_like(like)
-    rows = []
+    parsed = []
     for b, layout in enumerate(_layouts(layouts)):
-        segs = [_segment(seg, f"layouts[{b}][{i}]", merge, None) for i, seg in enumerate(layout)]
+        segs = [_video_segment(seg, f"layouts[{b}][{i}]", merge) for i, seg in enumerate(layout)]
         if sum(n for _, n, _ in segs) > MAX_TOKENS:
             raise ValueError(f"layouts[{b}] holds more than 2**31 tokens")
+        parsed.append(segs)
+    _check_rows([sum(n for _, n, _ in segs) for segs in parsed], like, itemsize=8)
+    rows = []
+    for b, segs in enumerate(parsed):
         parts, cur = [], 0.0
-        for kind, n, grid in segs:
+        for i, (kind, n, grid) in enumerate(segs):
             if kind == "text":
                 parts.append(np.broadcast_to(cur + np.arange(n, dtype=np.float64), (3, n)))
                 cur += n
@@ -183,15 +194,34 @@ def videorope_position_ids(
                 parts.append(np.full((3, n), float(PAD_ID)))
             else:
                 t, gh, gw, _ = grid
-                k, i, j = np.meshgrid(np.arange(t), np.arange(gh), np.arange(gw), indexing="ij")
+                last = cur + delta * (t - 1)  # the grid's last time id, before allocating
+                if not last <= MAX_TOKENS:  # also inf (a stride near float64's limit)
+                    raise ValueError(
+                        f"layouts[{b}][{i}]: the time ids of a grid of {t} frames starting at "
+                        f"{cur:g} reach {last:g}, past 2**31: temporal_stride = {delta:g} is "
+                        "too large"
+                    )
+                k, r, c = np.meshgrid(np.arange(t), np.arange(gh), np.arange(gw), indexing="ij")
                 tt = cur + delta * k.reshape(-1)
-                hh = tt + i.reshape(-1) - (gh - 1) // 2
-                ww = tt + j.reshape(-1) - (gw - 1) // 2
+                hh = tt + r.reshape(-1) - (gh - 1) // 2
+                ww = tt + c.reshape(-1) - (gw - 1) // 2
                 parts.append(np.stack([tt, hh, ww]))
                 cur = cur + delta * (t - 1) + 1
         rows.append(np.concatenate(parts, axis=1) if parts else np.zeros((3, 0)))
     out: Tensor | FloatArray = _stack(rows, like, np.float64)
     return out
+
+
+def _video_segment(seg: Any, where: str, merge: int) -> tuple[str, int, Any]:
+    """A VideoRoPE segment: M-RoPE's, without Qwen2.5-VL's seconds per grid (VideoRoPE spaces
+    frames by ``temporal_stride``; the M-RoPE message would name ``tokens_per_second``)."""
+    if isinstance(seg, (tuple, list)) and len(seg) == 3 and seg[:1] in (("video",), ["video"]):
+        raise ValueError(
+            f"{where} gives seconds_per_grid ({seg[2]!r}), which videorope_position_ids does not "
+            "take: its frames are temporal_stride ids apart; write the segment as "
+            "('video', (t, h, w)) and set temporal_stride"
+        )
+    return _segment(seg, where, merge, None)
 
 
 def _videorope_axes(half: int, mrope_section: Any) -> list[int]:
@@ -324,7 +354,7 @@ def _chunks(times: IntArray, per_chunk: int) -> list[tuple[int, int]]:
     return out
 
 
-def _omni_segment(seg: Any, where: str, merge: int) -> tuple[str, Any]:
+def _omni_segment(seg: Any, where: str, merge: int, rate: float) -> tuple[str, Any]:
     if not isinstance(seg, (tuple, list)) or not seg or not isinstance(seg[0], str):
         raise TypeError(
             f"{where} must be a segment tuple such as ('text', n), ('audio', n), "
@@ -357,7 +387,25 @@ def _omni_segment(seg: Any, where: str, merge: int) -> tuple[str, Any]:
         if sec <= 0:
             raise ValueError(f"{where} seconds_per_grid must be > 0, got {sec}")
     n_audio = _size(seg[3], f"{where} (audio length)") if kind == "video+audio" else 0
-    return kind, (t, gh, gw, sec, n, n_audio)
+    # HF: arange(t) * float32(seconds) * rate, in float32, truncated (images: seconds 1). The
+    # last frame's id is the largest (float32 rounding is monotone): checked before the int64
+    # cast, where inf and nan turn into -2**63
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale, rate32 = np.float32(sec), np.float32(rate)
+        last = np.float32(t - 1) * scale * rate32
+    if not np.isfinite(last):
+        raise ValueError(
+            f"{where}: the time ids of a grid of {t} frames, frame * seconds_per_grid * "
+            f"position_id_per_seconds = {t - 1} * {sec:g}{' (an image)' if kind == 'image' else ''}"
+            f" * {rate:g}, are not finite in float32 (transformers forms them in float32): pass "
+            "smaller values"
+        )
+    if last > MAX_TOKENS:
+        raise ValueError(
+            f"{where}: the time ids of a grid of {t} frames reach {float(last):g}, past 2**31: "
+            "seconds_per_grid * position_id_per_seconds is too large"
+        )
+    return kind, (t, gh, gw, scale, n, n_audio)
 
 
 def _grid_ids(start: int, times: IntArray, gh: int, gw: int) -> IntArray:
@@ -465,27 +513,42 @@ def tmrope_position_ids(
     chunk_s = check_scalar(seconds_per_chunk, name="seconds_per_chunk")
     if chunk_s <= 0:
         raise ValueError(f"seconds_per_chunk must be > 0, got {chunk_s}")
-    per_chunk = int(rate * chunk_s)
+    # ids per chunk: past 2**62 (or past float64: inf) a chunk holds every id of a row (at most
+    # 2**31 tokens past ids of at most 2**31 + ...), so the cap changes no chunk
+    per_chunk = int(min(rate * chunk_s, 2.0**62))
     if per_chunk < 1:
         raise ValueError(
             "position_id_per_seconds * seconds_per_chunk must be at least 1 id per chunk, got "
             f"{rate} * {chunk_s} = {rate * chunk_s}"
         )
     _check_like(like)
-    rows = []
+    parsed = []
     for b, layout in enumerate(_layouts(layouts)):
-        segs = [_omni_segment(seg, f"layouts[{b}][{i}]", merge) for i, seg in enumerate(layout)]
-        rows.append(_omni_row(segs, b, rate, per_chunk))
+        where = f"layouts[{b}]"
+        segs = [_omni_segment(seg, f"{where}[{i}]", merge, rate) for i, seg in enumerate(layout)]
+        if sum(_omni_tokens(kind, val) for kind, val in segs) > MAX_TOKENS:
+            raise ValueError(f"{where} holds more than 2**31 tokens")
+        parsed.append(segs)
+    lengths = [sum(_omni_tokens(kind, val) for kind, val in segs) for segs in parsed]
+    _check_rows(lengths, like, itemsize=8)
+    rows = [_omni_row(segs, rate, per_chunk) for segs in parsed]
     out: Tensor | IntArray = _stack(rows, like, np.int64)
     return out
 
 
-def _omni_row(segs: list[tuple[str, Any]], b: int, rate: float, per_chunk: int) -> IntArray:
-    """The (3, seq) ids of one layout. ``blocks`` are what HF appends for the real (unpadded)
-    tokens, in order; the counter is always the last block's largest id + 1."""
+def _omni_tokens(kind: str, val: Any) -> int:
+    """The tokens of one checked TMRoPE segment (a video with its audio adds 4 markers)."""
+    if kind in ("text", "pad", "audio"):
+        return int(val)
+    _, _, _, _, n, n_audio = val
+    return int(4 + n + n_audio) if kind == "video+audio" else int(n)
+
+
+def _omni_row(segs: list[tuple[str, Any]], rate: float, per_chunk: int) -> IntArray:
+    """The (3, seq) ids of one layout's checked segments. ``blocks`` are what HF appends for the
+    real (unpadded) tokens, in order; the counter is always the last block's largest id + 1."""
     blocks: list[IntArray] = []
     order: list[tuple[bool, Any]] = []  # (is padding, block or count) in layout order
-    total = 0
 
     def counter() -> int:
         return int(blocks[-1].max()) + 1 if blocks else 0
@@ -497,23 +560,15 @@ def _omni_row(segs: list[tuple[str, Any]], b: int, rate: float, per_chunk: int) 
     for kind, val in segs:
         if kind == "pad":
             order.append((True, val))
-            total += val
         elif kind in ("text", "audio"):
             add(np.broadcast_to(counter() + np.arange(val, dtype=np.int64), (3, val)))
-            total += val
         else:
-            t, gh, gw, sec, n, n_audio = val
-            # HF: arange(t) * float32(seconds) * rate, in float32, truncated (images: seconds 1)
-            scale = np.float32(1.0 if kind == "image" else sec)
+            t, gh, gw, scale, n, n_audio = val
+            # HF: arange(t) * float32(seconds) * rate, in float32, truncated (images: seconds 1;
+            # finite and <= 2**31: _omni_segment checked the last frame)
             times = (np.arange(t, dtype=np.float32) * scale * np.float32(rate)).astype(np.int64)
-            if int(times[-1]) > MAX_TOKENS:
-                raise ValueError(
-                    f"layouts[{b}]: the time ids of a grid of {t} frames reach {int(times[-1])}, "
-                    "past 2**31: seconds_per_grid * position_id_per_seconds is too large"
-                )
             if kind != "video+audio":
                 add(_grid_ids(counter(), times, gh, gw))
-                total += n
                 continue
             start = counter()
             add(np.full((3, 2), start, dtype=np.int64))  # <|vision_bos|><|audio_bos|>: one id
@@ -527,8 +582,5 @@ def _omni_row(segs: list[tuple[str, Any]], b: int, rate: float, per_chunk: int) 
                 if c < len(ac):
                     add(audio[:, ac[c][0] : ac[c][1]])
             add(np.full((3, 2), counter(), dtype=np.int64))  # <|audio_eos|><|vision_eos|>
-            total += 4 + n + n_audio
-        if total > MAX_TOKENS:
-            raise ValueError(f"layouts[{b}] holds more than 2**31 tokens")
     parts = [np.full((3, v), PAD_ID, dtype=np.int64) if pad else v for pad, v in order]
     return np.concatenate(parts, axis=1) if parts else np.zeros((3, 0), dtype=np.int64)
