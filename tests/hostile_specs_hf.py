@@ -526,6 +526,30 @@ SPECS = [
                         bad_type("positions"),
                         q=X().cpu().numpy(),
                     ),
+                    # issue 40: cache positions are arange(seq) + tokens cached, never negative;
+                    # at -8193 the scale was log1p(-1) = -inf (NaN queries): refused by name
+                    "+negative": Case("positions", "negative", P4 - 8193, bad_value("positions")),
+                    "+torch-negative": lazy(
+                        "positions",
+                        "torch-negative",
+                        lambda: torch.as_tensor(P4 - 8193),
+                        bad_value("positions"),
+                    ),
+                    "+np-float-negative": Case(
+                        "positions", "np-float-negative", P4 - 0.5, bad_value("positions")
+                    ),
+                    "+torch-int8-minus-1": lazy(
+                        "positions",
+                        "torch-int8-minus-1",
+                        lambda: torch.tensor([0, 1, 2, -1], dtype=torch.int8),
+                        bad_value("positions"),
+                    ),
+                    "+np-uint64-huge": Case(
+                        "positions",
+                        "np-uint64-huge",
+                        np.array([0, 1, 2, 2**64 - 1], dtype=np.uint64),
+                        Works(lambda o: bool(torch.isfinite(o).all())),
+                    ),
                 },
             ),
             *size_cases(

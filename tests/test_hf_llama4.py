@@ -124,3 +124,26 @@ def test_temperature_off_and_bad_keys():
         hf.describe({**SMALL, "floor_scale": 0})
     with pytest.raises(ValueError, match=r"positions must have shape"):
         hf.describe(SMALL).scale_queries(np.ones((1, 1, 2, 16)), [0, 1, 2], layer=3)
+
+
+def test_negative_cache_positions_are_refused():
+    """issue 40, item 5: transformers forms cache positions as arange(seq) + past_seen_tokens,
+    never negative; at -8193 posenc returned -inf queries (log1p(floor(-8192 / 8192)) =
+    log1p(-1)). Refused by name, eagerly in NumPy and torch, and in a compiled graph."""
+    scheme = hf.describe({**SMALL, "floor_scale": 8192, "attn_scale": 0.1})
+    q = np.ones((1, 1, 2, 16), dtype=np.float32)
+    for positions in (np.array([-8193, -8192]), torch.tensor([-8193, -8192]),
+                      np.array([-1.0, 0.0]), torch.tensor([0, -1], dtype=torch.int16)):  # fmt: skip
+        with pytest.raises(ValueError, match=r"positions must be cache positions >= 0.*-"):
+            scheme.scale_queries(q if isinstance(positions, np.ndarray) else torch.ones(1, 1, 2, 16),
+                                 positions, layer=3)  # fmt: skip
+
+    def fn(q, positions):
+        return scheme.scale_queries(q, positions, layer=3)
+
+    compiled = torch.compile(fn, fullgraph=True, backend="eager")
+    tq = torch.ones(1, 1, 2, 16)
+    torch.testing.assert_close(compiled(tq, torch.tensor([8191, 100_000])),
+                               fn(tq, torch.tensor([8191, 100_000])))  # fmt: skip
+    with pytest.raises(RuntimeError, match="positions must be cache positions >= 0"):
+        compiled(tq, torch.tensor([-8193, 0]))

@@ -100,6 +100,7 @@ def scale_queries(spec: LayerScheme, q: Any, positions: Any, *, model_type: str)
             f"got {arr.shape[-1]}"
         )
     ids = _check_ids(positions, arr, axes=0, name="positions", x_name="q")
+    _refuse_negative(ids, name="positions")
     temperature = spec.query_temperature
     if temperature is None:
         return q
@@ -113,6 +114,33 @@ def scale_queries(spec: LayerScheme, q: Any, positions: Any, *, model_type: str)
     one = np.float32(1.0)
     scales = np.log1p(np.floor((p + one) / np.float32(floor_scale))) * np.float32(attn_scale) + one
     return (arr * scales[:, None, :, None]).astype(arr.dtype, copy=False)
+
+
+def _refuse_negative(ids: Any, *, name: str) -> None:
+    """Refuse a negative cache position: the model forms them as ``arange(seq) +
+    past_seen_tokens``, never below 0, and below -1 its scale is ``log1p(-1) = -inf`` or NaN.
+    Under tracing the check is ``torch._assert_async`` (a RuntimeError); a meta tensor has no
+    values to check."""
+    if is_torch(ids):
+        torch = sys.modules["torch"]
+        signed = ids.is_floating_point() or ids.dtype.is_signed
+        if not signed or not _size(ids) or ids.device.type == "meta":
+            return
+        if compiling():
+            torch._assert_async(
+                ids.min() >= 0, f"{name} must be cache positions >= 0, got a negative one"
+            )
+            return
+        low = ids.min().item()
+    else:
+        if ids.dtype.kind == "u" or not ids.size:
+            return
+        low = ids.min().item()
+    if low < 0:
+        raise ValueError(
+            f"{name} must be cache positions >= 0 (arange(seq) + the tokens already cached, as "
+            f"Llama4TextAttention forms them), got {low}"
+        )
 
 
 def frequencies(spec: LayerScheme, ids: Any) -> tuple[Any, float]:

@@ -312,7 +312,10 @@ class Scheme:
             ``q`` not a floating array or tensor; ``positions`` not real numbers or a tensor
             with a NumPy ``q``.
         ValueError
-            ``q`` not 4-D or of the wrong head width; ``positions`` of the wrong shape.
+            ``q`` not 4-D or of the wrong head width; ``positions`` of the wrong shape or
+            negative (the model's cache positions never are; below -1 the scale would be
+            ``log1p(-1) = -inf``). Under ``torch.compile`` a negative position raises a
+            RuntimeError from the graph.
         """
         return scale_queries(self.layer(layer), q, positions, model_type=self.model_type)
 
