@@ -107,13 +107,41 @@ def _madvise() -> Any:
 
 def eager(x: Any, *others: Any) -> bool:
     """Whether the ``out=`` path applies to ``x`` rotated by tables made from ``others``: not
-    traced, no gradient wanted, a device with float64."""
+    traced, no gradient wanted, a device with float64, no torch.func transform active.
+
+    Under ``torch.func`` (``grad``, ``vjp``, ``jacrev``, ``jacfwd``, ``vmap``, ``functionalize``)
+    the tensors are wrappers without storage: ``out=`` ops have no batching rule nor forward-mode
+    derivative, and reading positions through NumPy needs a data pointer. One C call (about
+    60 ns) tells whether any transform is active; then the functional path runs.
+    """
     if compiling() or x.device.type in ("meta", "mps"):
         return False
     torch = sys.modules["torch"]
+    if functorch_active():
+        return False
     return not (
         torch.is_grad_enabled() and any(t.requires_grad for t in (x, *others) if t is not None)
     )
+
+
+def functorch_active() -> bool:
+    """True inside a torch.func transform (grad, vmap, jacfwd, functionalize, ...)."""
+    fn = _TRANSFORMS_ACTIVE[0]
+    if fn is None:
+        fn = _TRANSFORMS_ACTIVE[0] = _transforms_active()
+    return bool(fn())
+
+
+_TRANSFORMS_ACTIVE: list[Any] = [None]  # the test below, looked up once (torch imported by then)
+
+
+def _transforms_active() -> Any:
+    """``torch._C._are_functorch_transforms_active`` (private; torch 2.0 and later), else a
+    function that always answers True: without the test the fast path would be unsafe to take
+    inside a transform, so the functional path runs everywhere (slower, never wrong)."""
+    torch = sys.modules["torch"]
+    fn = getattr(torch._C, "_are_functorch_transforms_active", None)
+    return fn if callable(fn) else (lambda: True)
 
 
 def work_dtype(x: Any) -> Any:
@@ -388,6 +416,23 @@ def _split(src: Any, dst: Any, tabs: tuple[Any, ...], limit: int, out: list[Any]
     for i in range(0, n, step):
         sub = tuple(t if t.shape[0] == 1 else t[i : i + step] for t in tabs)
         out.append((src[i : i + step], dst[i : i + step], sub))
+
+
+def cos_sin_functional(pos: Any, inv_freq: Any, factor: float, dtype: Any) -> tuple[Any, Any]:
+    """``factor * cos(p w)`` and ``factor * sin(p w)`` of shape ``pos.shape + (r/2,)`` in
+    ``dtype``, by the plain float64 formula (what a traced call computes), in functional ops
+    only: for torch.func transforms, whose wrapped tensors have no data pointer to read the
+    positions through NumPy and no batching rule for the table's in-place writes."""
+    torch = sys.modules["torch"]
+    if pos.device.type == "mps":  # no float64 on Apple GPUs
+        cos, sin = cos_sin_functional(pos.cpu(), inv_freq, factor, dtype)
+        return cos.to(pos.device), sin.to(pos.device)
+    w = torch.as_tensor(np.asarray(inv_freq, dtype=np.float64), device=pos.device)
+    angle = pos.to(torch.float64)[..., None] * w  # (..., r/2), float64
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    if factor != 1.0:
+        cos, sin = cos * factor, sin * factor
+    return cos.to(dtype), sin.to(dtype)
 
 
 def rotate_functional(x: Any, cos: Any, sin: Any, *, pairing: str, rot: int) -> Any:

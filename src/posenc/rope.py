@@ -182,6 +182,10 @@ def apply_rope(
     the attention factor; measured at most ``1.9e-7``); past ``2**31`` the float64 angle itself
     is rounded by ``|m| 2**-53`` rad (``5.8e-5 * max|x|`` at ``2**40``). Under
     ``torch.compile(fullgraph=True)`` and ``torch.export`` it traces without a graph break.
+    Under ``torch.func`` transforms (``grad``, ``vjp``, ``jacrev``, ``jacfwd``, ``hessian``,
+    ``vmap`` over ``x`` or over the positions, ``functionalize``) it runs in functional ops,
+    with cos and sin from the plain float64 angle (as under ``torch.compile``); there, as under
+    tracing, float positions are not checked for inf or nan.
 
     Speed (torch, eager): interleaved pairs take one complex multiply, as Meta's Llama code
     does; half pairs two element-wise ops over ``x``. On Linux a CPU output of 4 MiB or more
@@ -350,17 +354,19 @@ def _fit_positions(positions: Any, x: Any) -> Any:
         if is_torch(x):  # straight on x's device: no NumPy array for torch.compile to trace
             torch = sys.modules["torch"]
             return torch.arange(positions, device=x.device).reshape((1,) * (len(want) - 1) + (-1,))
-        pos = np.arange(positions)
+        pos, torch_pos = np.arange(positions), False
+    elif is_torch(positions) and positions.is_floating_point() and _rope_torch.functorch_active():
+        # under torch.func (vmap) a float tensor's values cannot be read: its finiteness test,
+        # all as_positions does for one, is skipped, as it is under torch.compile
+        pos, torch_pos = positions, True
     else:
         pos, torch_pos = as_positions(positions)
-        if torch_pos and not is_torch(x):
-            raise TypeError(
-                "positions is a torch tensor but x is a NumPy array; pass both from one library"
-            )
-        if torch_pos and pos.device != x.device:
-            raise ValueError(
-                f"positions is on {pos.device} but x is on {x.device}; move one of them"
-            )
+    if torch_pos and not is_torch(x):
+        raise TypeError(
+            "positions is a torch tensor but x is a NumPy array; pass both from one library"
+        )
+    if torch_pos and pos.device != x.device:
+        raise ValueError(f"positions is on {pos.device} but x is on {x.device}; move one of them")
     shape = tuple(pos.shape)
     if len(shape) > len(want):
         raise ValueError(f"positions of shape {shape} have more axes than x.shape[:-1] = {want}")
@@ -406,6 +412,8 @@ def _cos_sin(pos: Any, inv_freq: FloatArray, factor: float, dtype: Any = None) -
     if is_torch(pos):
         torch = sys.modules["torch"]
         dtype = torch.float64 if dtype is None else dtype
+        if _rope_torch.functorch_active():  # torch.func: functional ops only
+            return _rope_torch.cos_sin_functional(pos, inv_freq, factor, dtype)
     else:
         dtype = np.dtype(np.float64) if dtype is None else np.dtype(dtype)
     table = _sin_cos(pos, inv_freq, dtype)  # (..., r): sin, cos interleaved
