@@ -214,6 +214,15 @@ SPECS = [
             # issue 21: 2**20 x 2**20 (16 TiB, its 2**40 cap) was a MemoryError from NumPy
             Case("height", "past-memory", 2**20, bad_value("height"), with_={"width": 2**20}),
             Case("frames", "past-memory", 2**10, bad_value("frames"), with_={"width": 2**28}),
+            # issue 40: on like's device too (built in NumPy, then moved)
+            lazy(
+                "height",
+                "past-memory-like-tensor",
+                lambda: 2**20,
+                bad_value("height"),
+                width=2**20,
+                like=torch.zeros(1),
+            ),
         ],
     ),
     Spec(
@@ -222,6 +231,9 @@ SPECS = [
         {"dim": 8, "convention": "pixtral", "base": 10000.0},
         [
             *size_cases("dim", 8, invalid=(6, 2)),
+            # issue 40: a 2**51 x 2 float64 table (32 PiB) within dim's 2**53 cap: refused
+            # before allocating
+            Case("dim", "past-memory", 2**52, bad_value("dim")),
             *choice_cases("convention", CONV),
             *real_cases("base", 10000.0, invalid=(0, 1, -5)),
         ],
@@ -232,6 +244,18 @@ SPECS = [
         {"dim": 8, "angles": ANGLES, "theta": 10.0},
         [
             *size_cases("dim", 8, invalid=(6, 2)),
+            # issue 40: tables (and magnitudes) of more bytes than memory, within dim's cap
+            Case("dim", "past-memory", 2**52, bad_value("dim")),
+            lazy(
+                "dim", "past-memory-torch", lambda: 2**40, bad_value("dim"), angles=torch.zeros(4)
+            ),
+            Case(
+                "angles",
+                "broadcast-past-memory",
+                # int64: as_positions's finiteness test of float angles allocates first
+                np.broadcast_to(np.zeros(1, dtype=np.int64), (2**36,)),
+                bad_value("angles", "dim"),
+            ),
             *positions_cases(
                 "angles",
                 ANGLES,

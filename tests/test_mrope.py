@@ -364,3 +364,15 @@ def test_refusals_name_the_argument():
         posenc.mrope_position_ids([[("text", 1)], [("text", 2)]])
     with pytest.raises(ValueError, match="tokens_per_second"):
         posenc.mrope_position_ids([[("video", (2, 2, 2), 0.5)]])
+
+
+def test_position_ids_check_like_devices_memory_too(monkeypatch):
+    """Issue 40: the ids are built in NumPy and moved to ``like``'s device; ids that fit the host
+    but not the device (patched: 1 MiB, nothing allocated) are refused before any row is built."""
+    import posenc._array as arr
+
+    monkeypatch.setattr(arr, "memory_bytes", lambda device=None: 2**40 if device is None else 2**20)
+    lay = [[("text", 2**16)]]
+    with pytest.raises(ValueError, match=r"^layouts of 1 rows x 65536 tokens .*1\.5 MiB"):
+        posenc.mrope_position_ids(lay, like=torch.zeros(1))
+    assert posenc.mrope_position_ids(lay).shape == (3, 1, 2**16)

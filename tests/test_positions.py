@@ -193,3 +193,19 @@ def test_bad_input(mask, kw, exc, match):
 def test_meta_skips_the_value_check():
     mask = torch.empty(2, 5, device="meta")  # no values to read
     assert posenc.position_ids(mask).shape == (2, 5)
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [
+        lambda: np.broadcast_to(np.ones(1, dtype=np.int64), (2**20, 2**20)),
+        lambda: torch.ones(1, dtype=torch.int64).expand(2**20, 2**20),
+        lambda: torch.ones(1, dtype=torch.bool).expand(2**40),
+    ],
+    ids=["np-broadcast", "torch-expanded", "torch-bool-expanded"],
+)
+def test_a_broadcast_mask_too_large_for_memory_is_refused_before_allocating(mask):
+    """Issue 40: a view of one value holding 2**40 tokens asked for 8 TiB of int64 ids (a NumPy
+    MemoryError or a torch allocator error); refused by name, with the size, before any op."""
+    with pytest.raises(ValueError, match=r"^attention_mask of shape .* needs 8\.0 TiB"):
+        posenc.position_ids(mask(), pad_value=0)

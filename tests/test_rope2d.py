@@ -378,3 +378,27 @@ def test_pixtral_rotates_in_the_input_dtype_qwen2_vl_in_float32(pixtral, qwen):
     hq, _ = mq.apply_rotary_pos_emb_vision(xq, xq, qcos, qsin)
     _, qhigh = _rotate_half_paths(x, qpos, "qwen2_vl")
     assert torch.equal(hq, qhigh.transpose(0, 1))
+
+
+def _small_device(monkeypatch, limit=2**20):
+    """A machine of 1 TiB whose tensor device holds ``limit`` bytes (patched: nothing is
+    allocated), to tell the device's check from the host's."""
+    import posenc._array as arr
+
+    monkeypatch.setattr(arr, "memory_bytes", lambda device=None: 2**40 if device is None else limit)
+
+
+def test_rope_2d_positions_checks_like_devices_memory_too(monkeypatch):
+    """Issue 40: the positions are built in NumPy and moved to ``like``'s device; a result that
+    fits the host but not the device is refused by name before it is built."""
+    _small_device(monkeypatch)
+    with pytest.raises(ValueError, match=r"^height x width x frames = 512 x 512 x 1 .*4\.0 MiB"):
+        posenc.rope_2d_positions(512, 512, like=torch.zeros(1))
+    assert posenc.rope_2d_positions(512, 512).shape == (512 * 512, 2)  # NumPy: the host's
+
+
+def test_rope_mixed_frequencies_checks_the_angles_device(monkeypatch):
+    _small_device(monkeypatch)
+    with pytest.raises(ValueError, match=r"^dim=1024 for 256 angles"):
+        posenc.rope_mixed_frequencies(1024, torch.zeros(256))
+    assert posenc.rope_mixed_frequencies(1024, np.zeros(256)).shape == (256, 512, 2)

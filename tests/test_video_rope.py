@@ -475,3 +475,23 @@ def test_videorope_seconds_per_grid_error_names_what_it_takes():
     assert "layouts[0][1]" in msg and "seconds_per_grid" in msg and "temporal_stride" in msg
     params = inspect.signature(posenc.videorope_position_ids).parameters
     assert "temporal_stride" in params and "tokens_per_second" not in params
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda like: posenc.rope_grid_positions((512, 256), like=like),
+        lambda like: posenc.videorope_position_ids([[("text", 2**16)]], like=like),
+        lambda like: posenc.tmrope_position_ids([[("audio", 2**16)]], like=like),
+    ],
+    ids=["rope_grid_positions", "videorope_position_ids", "tmrope_position_ids"],
+)
+def test_results_built_in_numpy_check_like_devices_memory_too(monkeypatch, call):
+    """Issue 40: these build in NumPy, then move to ``like``'s device; a result that fits the
+    host but not the device (patched: 1 MiB, nothing allocated) is refused by name first."""
+    import posenc._array as arr
+
+    monkeypatch.setattr(arr, "memory_bytes", lambda device=None: 2**40 if device is None else 2**20)
+    with pytest.raises(ValueError, match=r"(sizes|layouts) .*MiB.*more than the 1\.0 MiB"):
+        call(torch.zeros(1))
+    assert call(None).size > 2**16  # NumPy: only the host's memory counts

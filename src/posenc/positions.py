@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from ._array import compiling, is_torch
+from ._array import check_memory, compiling, is_torch
 
 if TYPE_CHECKING:
     from ._typing import ArrayLike, IntArray, Tensor
@@ -61,7 +61,9 @@ def position_ids(
     ValueError
         ``attention_mask`` with no sequence axis (0-d) or holding values other than 0 and 1
         (not checked on torch ``meta`` tensors, which hold no values, nor while
-        ``torch.compile`` traces the call), ``pad_value`` outside int64.
+        ``torch.compile`` traces the call), ``pad_value`` outside int64, ids of more bytes than
+        the memory of the machine (or of the mask's device; a broadcast view holds few values
+        but as many ids), refused before allocating.
 
     Warns
     -----
@@ -103,9 +105,19 @@ def position_ids(
     if not -(2**63) <= pad_value < 2**63:
         raise ValueError(f"pad_value must fit in int64, got {pad_value}")
     mask = _as_mask(attention_mask, torch_in)
-    if len(tuple(mask.shape)) == 0:
+    shape = tuple(mask.shape)
+    if len(shape) == 0:
         raise ValueError(
             "attention_mask must have shape (..., seq) with a sequence axis, got a 0-d array"
+        )
+    if not compiling():  # tracing: sizes may be symbolic (check_memory skips it too)
+        entries = 1
+        for size in shape:
+            entries *= int(size)
+        check_memory(  # an expanded / broadcast view holds few values but as many ids
+            8 * entries,
+            what=f"attention_mask of shape {shape} ({entries} int64 ids)",
+            device=mask.device if torch_in else None,
         )
     if torch_in:
         torch = sys.modules["torch"]

@@ -35,6 +35,7 @@ from ._array import (
     check_choice,
     check_length,
     check_memory,
+    compiling,
     is_count,
     is_torch,
     like_spec,
@@ -179,10 +180,11 @@ def rope_2d_positions(
             f"height x width x frames = {n} positions is more than 2**40: "
             "pass a grid that fits in memory"
         )
-    check_memory(
-        16 * n, what=f"height x width x frames = {height} x {width} x {frames} = {n} positions"
-    )
+    what = f"height x width x frames = {height} x {width} x {frames} = {n} positions"
+    check_memory(16 * n, what=what)  # built in NumPy first
     torch_out, device, _ = like_spec(like, None)
+    if torch_out:
+        check_memory(16 * n, what=what, device=device)
     rows = np.arange(height).reshape(height // m, m, 1, 1)
     cols = np.arange(width).reshape(1, 1, width // m, m)
     rows, cols = np.broadcast_arrays(rows, cols)  # (H/m, m, W/m, m)
@@ -224,7 +226,8 @@ def rope_2d_frequencies(
     Raises
     ------
     TypeError, ValueError
-        ``dim`` not a positive multiple of 4, a bad ``base`` or ``convention``.
+        ``dim`` not a positive multiple of 4, a bad ``base`` or ``convention``, a table of more
+        bytes than the machine's memory (refused before allocating).
 
     Examples
     --------
@@ -238,7 +241,9 @@ def rope_2d_frequencies(
     """
     dim = _check_width(dim)
     conv = check_choice(convention, name="convention", choices=CONVENTIONS)
-    return _axial_table(dim, conv, check_base(base)).copy()
+    b = check_base(base)
+    check_memory(8 * dim, what=f"dim={dim} (a {dim // 2} x 2 float64 table)")
+    return _axial_table(dim, conv, b).copy()
 
 
 @traced_constant
@@ -292,7 +297,8 @@ def rope_mixed_frequencies(
     ------
     TypeError, ValueError
         ``dim`` not a positive multiple of 4, ``angles`` not real or not finite, a bad
-        ``theta``.
+        ``theta``, a result of more bytes than the memory of the machine (or of ``angles``'
+        device), refused before allocating.
 
     References
     ----------
@@ -316,6 +322,11 @@ def rope_mixed_frequencies(
             "wrap a single angle in an array"
         )
     ang, torch_in = as_positions(angles, name="angles")
+    check_memory(2 * dim, what=f"dim={dim} ({dim // 4} float64 magnitudes)")
+    if not compiling():  # tracing: the angles' size may be symbolic (check_memory skips it too)
+        n_angles = int(ang.numel()) if torch_in else int(ang.size)
+        what = f"dim={dim} for {n_angles} angles ({n_angles} float64 tables of {dim // 2} x 2)"
+        check_memory(8 * dim * n_angles, what=what, device=ang.device if torch_in else None)
     mag = theta ** (-np.arange(0, dim, 4, dtype=np.float64) / dim)  # (dim/4,)
     if torch_in:
         torch = sys.modules["torch"]
