@@ -42,6 +42,7 @@ def test_moved_keys_equal_keys_rotated_at_the_new_positions(pairing, scaling, ro
     np.testing.assert_allclose(moved, posenc.apply_rope(k, new, **kw), rtol=0, atol=1e-9)
 
 
+@pytest.mark.values  # compares numbers: skipped under --device meta
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
 def test_torch_matches_numpy_and_keeps_dtype(dtype):
     rng = np.random.default_rng(1)
@@ -125,6 +126,7 @@ def test_streaming_positions(length, sinks, window, kept):
     assert same.tolist() == kept and orig.tolist() == kept
 
 
+@pytest.mark.values  # compares numbers: skipped under --device meta
 def test_sink_softmax_equals_transformers_gpt_oss_eager_attention():
     require("transformers")
     from transformers.models.gpt_oss import modeling_gpt_oss as gpt_oss
@@ -172,6 +174,7 @@ def test_transformers_5_has_no_sink_cache():
     assert not hasattr(cache_utils, "SinkCache") and not hasattr(transformers, "SinkCache")
 
 
+@pytest.mark.values  # compares numbers: skipped under --device meta
 def test_sink_softmax_numpy_torch_and_dtypes():
     rng = np.random.default_rng(6)
     s = rng.normal(size=(2, 3, 4, 5)) * 10
@@ -204,6 +207,7 @@ def _sink_reference(s, sk):
     return e / den
 
 
+@pytest.mark.values
 @pytest.mark.parametrize(
     "library,dtype",
     [(lib, dt) for lib in ("numpy", "torch") for dt in ("float32", "float16")]
@@ -239,6 +243,7 @@ def test_sink_softmax_sink_past_the_work_dtype(library, dtype):
     assert np.allclose(_sink_reference(s, -1e4)[0, 0].sum(-1), 1)
 
 
+@pytest.mark.values
 @pytest.mark.parametrize("library", ["numpy", "torch"])
 def test_sink_softmax_matches_the_reference_on_random_rows(library):
     """The rewritten softmax (sink handled apart from the keys) against the float64 formula,
@@ -256,6 +261,7 @@ def test_sink_softmax_matches_the_reference_on_random_rows(library):
     assert np.isfinite(want).all()
 
 
+@pytest.mark.values
 def test_rerotate_refuses_an_int_past_2_52_against_float_positions():
     """2**60 + 1 (int) against 2.0**60 (float) is a move by -1; it was done as a move by 0 (the
     int rounded to float64). An integer position past +-2**52 is refused by name, whatever the
@@ -304,7 +310,7 @@ def test_sink_softmax_refuses_scores_past_memory_before_allocating():
     ):
         posenc.sink_softmax(huge, 0.0)
     with pytest.raises(ValueError, match=r"scores of shape"):
-        posenc.sink_softmax(torch.zeros(()).expand(4, 1, 2**20, 2**20), 0.0)
+        posenc.sink_softmax(torch.zeros((), device="cpu").expand(4, 1, 2**20, 2**20), 0.0)
 
 
 def test_sink_softmax_on_meta():
@@ -312,8 +318,8 @@ def test_sink_softmax_on_meta():
     sinks with scores that hold values are refused by name (it was 'Cannot copy out of meta
     tensor')."""
     s = torch.zeros(2, 3, 4, 5, device="meta")
-    for sk in (torch.zeros(3, device="meta"), torch.zeros(3), np.zeros(3), 0.5):
+    for sk in (torch.zeros(3, device="meta"), torch.zeros(3, device="cpu"), np.zeros(3), 0.5):
         out = posenc.sink_softmax(s, sk)
         assert out.device.type == "meta" and out.shape == s.shape and out.dtype == s.dtype
     with pytest.raises(ValueError, match=r"sinks is on the meta device"):
-        posenc.sink_softmax(torch.zeros(2, 3, 4, 5), torch.zeros(3, device="meta"))
+        posenc.sink_softmax(torch.zeros(2, 3, 4, 5, device="cpu"), torch.zeros(3, device="meta"))
