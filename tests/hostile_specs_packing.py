@@ -121,6 +121,20 @@ SPECS = [
                 "position_ids", "first-not-smallest", np.array([3, 0, 1]), bad_value("position_ids")
             ),
             Case("position_ids", "start-at-2", IDS + 2, Same(IDS)),
+            # uint64 ids past int64: NumPy took them, torch's cast wrapped them negative (an
+            # error naming an id of -2**63); both refuse them now
+            Case(
+                "position_ids",
+                "np-uint64-past-int64",
+                np.array([5, 2**63, 5], dtype=np.uint64),
+                bad_value("position_ids", also=("int64",)),
+            ),
+            lazy(
+                "position_ids",
+                "torch-uint64-past-int64",
+                lambda: torch.tensor([5, 2**63, 5], dtype=torch.uint64),
+                bad_value("position_ids", also=("int64",)),
+            ),
         ],
     ),
     Spec(
@@ -136,6 +150,18 @@ SPECS = [
                 "too-long",
                 np.zeros(2**15 + 1, dtype=np.int64),
                 bad_value("position_ids"),
+            ),
+            Case(
+                "position_ids",
+                "np-uint64-past-int64",
+                np.array([0, 2**63], dtype=np.uint64),
+                bad_value("position_ids", also=("int64",)),
+            ),
+            lazy(
+                "position_ids",
+                "torch-uint64-past-int64",
+                lambda: torch.tensor([0, 2**63], dtype=torch.uint64),
+                bad_value("position_ids", also=("int64",)),
             ),
             # issue 40: batch axes multiply the mask (16 TiB here), an expanded view holds
             # one row: refused before allocating

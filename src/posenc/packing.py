@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
-from ._array import _describe, check_choice, check_length, check_memory, is_torch
+from ._array import _describe, check_choice, check_length, check_memory, compiling, is_torch
 
 if TYPE_CHECKING:
     from ._typing import ArrayLike, Tensor
@@ -128,8 +128,9 @@ def cu_seqlens(position_ids: Tensor | ArrayLike) -> Tensor | IntArray:
         ``position_ids`` not an integer array.
     ValueError
         ``position_ids`` with a batch axis other than 1, empty, whose first id is not the
-        smallest, longer than ``2**31 - 1`` tokens, or on the meta device; boundaries of more
-        bytes than the memory of the machine (or of the ids' device), refused before allocating.
+        smallest, longer than ``2**31 - 1`` tokens, past int64 (uint64), or on the meta
+        device; boundaries of more bytes than the memory of the machine (or of the ids'
+        device), refused before allocating.
 
     See Also
     --------
@@ -164,6 +165,7 @@ def cu_seqlens(position_ids: Tensor | ArrayLike) -> Tensor | IntArray:
         what=f"position_ids of {total} tokens (int64 document starts)",
         device=ids.device if is_torch(ids) else None,
     )
+    ids = _to_int64(ids, name="position_ids")
     if is_torch(ids):
         torch = sys.modules["torch"]
         first, low = int(ids[0].item()), int(ids.min().item())
@@ -206,9 +208,10 @@ def packed_causal_mask(position_ids: Tensor | ArrayLike) -> Tensor | BoolArray:
     TypeError
         ``position_ids`` not an integer array.
     ValueError
-        ``position_ids`` 0-d, a row longer than ``2**15`` tokens (the mask is quadratic), or a
-        mask of more bytes than the memory of the machine (or of the ids' device), refused
-        before allocating (batch axes count: an expanded view holds few values).
+        ``position_ids`` 0-d or past int64 (uint64), a row longer than ``2**15`` tokens (the
+        mask is quadratic), or a mask of more bytes than the memory of the machine (or of the
+        ids' device), refused before allocating (batch axes count: an expanded view holds few
+        values).
 
     See Also
     --------
@@ -248,14 +251,13 @@ def packed_causal_mask(position_ids: Tensor | ArrayLike) -> Tensor | BoolArray:
         what=f"position_ids of shape {shape} ({rows} bool masks of {shape[-1]} x {shape[-1]})",
         device=ids.device if is_torch(ids) else None,
     )
+    ids = _to_int64(ids, name="position_ids")
     if is_torch(ids):
         torch = sys.modules["torch"]
-        ids = ids.to(torch.int64)
         step = torch.diff(ids, dim=-1, prepend=ids[..., :1] - 1)
         doc = torch.cumsum((step != 1).to(torch.int64), dim=-1)
         causal = torch.ones(shape[-1], shape[-1], dtype=torch.bool, device=ids.device).tril()
         return (doc[..., :, None] == doc[..., None, :]) & causal
-    ids = ids.astype(np.int64)
     step = np.diff(ids, axis=-1, prepend=ids[..., :1] - 1)
     doc = np.cumsum(step != 1, axis=-1)
     causal = np.tril(np.ones((shape[-1], shape[-1]), dtype=bool))
@@ -386,10 +388,27 @@ def _lengths(lengths: Any) -> tuple[Any, int]:
     return n.astype(np.int64), total
 
 
+def _to_int64(ids: Any, *, name: str) -> Any:
+    """Integer ids as int64 (torch's min and nonzero refuse uint16/32/64); uint64 ids past int64
+    are refused in both libraries alike (a cast would wrap them negative)."""
+    if is_torch(ids):
+        torch = sys.modules["torch"]
+        out = ids.to(torch.int64)
+        if (
+            ids.dtype == torch.uint64
+            and out.device.type != "meta"
+            and not compiling()
+            and bool((out < 0).any())
+        ):
+            raise ValueError(f"{name} must fit in int64, got a uint64 id of 2**63 or more")
+        return out
+    if ids.dtype == np.uint64 and ids.size and int(ids.max()) > 2**63 - 1:
+        raise ValueError(f"{name} must fit in int64, got {int(ids.max())}")
+    return ids.astype(np.int64, copy=False)
+
+
 def _flat_ids(position_ids: Any) -> Any:
     ids = _int_ids(position_ids, name="position_ids")
-    if is_torch(ids):
-        ids = ids.to(sys.modules["torch"].int64)  # min and nonzero refuse uint16/32/64
     shape = tuple(ids.shape)
     if len(shape) == 2 and shape[0] == 1:
         ids = ids.reshape(-1)
