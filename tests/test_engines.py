@@ -456,14 +456,16 @@ def test_vllm_refuses_a_factor_that_overflows_max_model_len(kind, factor):
 
 
 def _converter_rope_freqs(cfg: dict) -> np.ndarray:
-    """llama.cpp's convert_hf_to_gguf.py, LlamaModel.generate_extra_tensors, transcribed: the
-    original length is the TOP-LEVEL original_max_position_embeddings (8192 without it)."""
+    """llama.cpp's converter (vendored in llama-cpp-python 0.3.36: conversion/llama.py:297-320,
+    generate_extra_tensors), transcribed: the original length comes from the scaling dict, which
+    the top-level key fills only where it has none (conversion/base.py:1376-1377), else 8192."""
     rp = cfg["rope_scaling"]
     dim = cfg["hidden_size"] // cfg["num_attention_heads"]
     base = cfg.get("rope_theta", 10000.0)
     freqs = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))
     factor, low, high = rp["factor"], rp["low_freq_factor"], rp["high_freq_factor"]
-    old = cfg.get("original_max_position_embeddings", 8192)
+    old = rp.get("original_max_position_embeddings", cfg.get("original_max_position_embeddings"))
+    old = 8192 if old is None else old
     out = []
     for freq in freqs:
         wavelen = 2 * math.pi / freq
@@ -477,11 +479,12 @@ def _converter_rope_freqs(cfg: dict) -> np.ndarray:
     return np.array(out, dtype=np.float32)
 
 
-@pytest.mark.parametrize("top", [None, 4096, 16384])
-def test_gguf_llama3_rope_freqs_read_the_top_level_original_length(top):
-    """issue 40, item 6: the converter reads hparams['original_max_position_embeddings'] (8192
-    without it), not the one in rope_scaling. With the nested 4096 alone posenc wrote
-    [..., 2.30, 8, 8] where the converter writes [..., 1, 4.68, 8] (the issue's numbers)."""
+@pytest.mark.parametrize("top", [None, 4096])
+def test_gguf_llama3_rope_freqs_read_the_nested_original_length_first(top):
+    """issue 40, item 6, checked against the converter itself (run on the vendored source): the
+    nested original length wins over the top-level key, so the nested 4096 gives
+    [..., 2.30, 8, 8] whatever the top level says; the issue's [..., 1, 4.68, 8] (top level
+    first) is not what the converter writes."""
     cfg = {**SMALL, "rope_theta": 10000.0, "max_position_embeddings": 131072,
            "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                             "high_freq_factor": 4.0, "original_max_position_embeddings": 4096}}  # fmt: skip
@@ -491,8 +494,7 @@ def test_gguf_llama3_rope_freqs_read_the_top_level_original_length(top):
     for given in (cfg, posenc.hf.describe(cfg)):
         got = posenc.gguf_rope(given)["tensors"]["rope_freqs"]
         np.testing.assert_allclose(got, want, rtol=1e-6)
-    if top is None:
-        assert [round(float(v), 2) for v in want[-3:]] == [1.0, 4.68, 8.0]
+    assert [round(float(v), 2) for v in want[-3:]] == [2.3, 8.0, 8.0]
 
 
 @pytest.mark.parametrize(

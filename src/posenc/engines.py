@@ -180,15 +180,15 @@ def gguf_rope(config: Any) -> dict[str, Any]:
     TypeError, ValueError
         As :func:`posenc.hf.describe`; a model type without a verified row; a scaling the
         converter does not carry over (``dynamic`` is accepted and written as nothing); for
-        Llama-3 scaling, a top-level ``original_max_position_embeddings`` that is not a positive
-        integer.
+        Llama-3 scaling without a nested original length, a top-level
+        ``original_max_position_embeddings`` that is not a positive integer.
 
     Notes
     -----
-    For Llama-3 scaling the converter reads the original length from the config's top-level
-    ``original_max_position_embeddings`` (8192 where the config has none), not from the
-    scaling dict that transformers reads; ``rope_freqs`` follows the converter, so a config
-    that keeps a different length in ``rope_scaling`` alone runs differently in llama.cpp.
+    For Llama-3 scaling the converter reads the original length from the scaling dict, as
+    transformers does; the config's top-level ``original_max_position_embeddings`` fills it
+    only where the dict has none, and 8192 where neither has it (llama.cpp vendored in
+    llama-cpp-python 0.3.36: conversion/llama.py, conversion/base.py).
 
     Examples
     --------
@@ -236,11 +236,13 @@ def gguf_rope(config: Any) -> dict[str, Any]:
         tensors["rope_factors_long"] = [float(v) for v in sc["long_factor"]]
         tensors["rope_factors_short"] = [float(v) for v in sc["short_factor"]]
     elif kind == "llama3":
-        # the converter (LlamaModel.generate_extra_tensors) takes the original length from the
-        # config's TOP-LEVEL original_max_position_embeddings, 8192 without it, never from the
-        # scaling dict that transformers reads it from
-        top = _length(scheme, "original_max_position_embeddings", "llama.cpp's converter")
-        llama3 = {**sc, "original_max_position_embeddings": 8192 if top is None else top}
+        # the converter (conversion/llama.py, generate_extra_tensors) reads the original length
+        # from the scaling dict; the config's top-level key fills it only where the dict has
+        # none (conversion/base.py), and 8192 where neither has it
+        orig = sc.get("original_max_position_embeddings")
+        if orig is None:
+            orig = _length(scheme, "original_max_position_embeddings", "llama.cpp's converter")
+        llama3 = {**sc, "original_max_position_embeddings": 8192 if orig is None else orig}
         plain, _ = rope_frequencies(int(layer.rotary_dim), base=float(layer.base))
         scaled, _ = rope_frequencies(int(layer.rotary_dim), base=float(layer.base), scaling=llama3)
         tensors["rope_freqs"] = (plain / scaled).tolist()
