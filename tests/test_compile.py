@@ -9,6 +9,7 @@ built once per module (module-scoped fixtures) and the shapes are small, to keep
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -371,6 +372,10 @@ VALUE_CHECKED = {  # each read tensor values in a check: a data-dependent guard 
     "sink_softmax": (
         posenc.sink_softmax,
         lambda: (_randn(1, 3, 2, 4), torch.tensor([0.5, -1.0, 1e39], dtype=torch.float64)),
+    ),
+    "sink_softmax-numpy-sinks": (  # a NumPy constant: dynamo traces no ndarray.dtype
+        lambda s: posenc.sink_softmax(s, np.array([0.5, -1.0, 1e39])),
+        lambda: (_randn(1, 3, 2, 4),),
     ),
     "forgetting_bias": (
         posenc.forgetting_bias,

@@ -420,6 +420,14 @@ def _check_scores(scores: Any, torch_in: bool) -> Any:
 
 def _check_sinks(sinks: Any, scores: Any, torch_in: bool) -> Any:
     heads = tuple(scores.shape)[-3]
+    if torch_in and compiling() and not isinstance(sinks, bool):
+        # dynamo traces no ndarray.dtype: a NumPy array or number becomes a tensor of its dtype
+        # first (a Python float: float64), and the tensor checks below refuse what NumPy's would
+        torch = sys.modules["torch"]
+        if isinstance(sinks, (np.ndarray, np.generic, int)):
+            sinks = torch.as_tensor(sinks)
+        elif isinstance(sinks, float):
+            sinks = torch.as_tensor(sinks, dtype=torch.float64)
     if is_torch(sinks):
         if not torch_in:
             raise TypeError(
