@@ -165,3 +165,21 @@ def test_the_fast_path_is_kept_outside_transforms():
     jacfwd(probe)(x[0])
     functionalize(probe)(x)
     assert seen == [(True, False)] * 4, seen
+
+
+def test_rerotate_keys_vmap_over_positions():
+    """vmap over integer positions failed on rerotate_keys' range test (a data-dependent branch;
+    nor does vmap batch an in-graph assert). It now equals the loop, and a position past 2**52,
+    which cannot be refused there, gives NaN keys where it is used, never a wrong move."""
+    k = _randn(2, 5, 8)
+    ps = torch.arange(10).reshape(2, 5) * 1000 - 3000
+    move = lambda p: posenc.rerotate_keys(k, 5, p)  # noqa: E731
+    want = torch.stack([move(p) for p in ps])
+    torch.testing.assert_close(vmap(move)(ps), want, rtol=0, atol=1e-12)
+    bad = ps.clone()
+    bad[1, 2] = 2**60
+    got = vmap(move)(bad)
+    assert got[1, :, 2].isnan().all()  # token 2 of the second batch element, every head
+    torch.testing.assert_close(got[0], want[0], rtol=0, atol=1e-12)
+    keep = torch.arange(5) != 2
+    torch.testing.assert_close(got[1][:, keep], want[1][:, keep], rtol=0, atol=1e-12)

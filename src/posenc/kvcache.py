@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from . import _rope_torch
 from ._array import (
     _describe,
     check_base,
@@ -117,7 +118,9 @@ def rerotate_keys(
         ``+-2**52``, bad ``pairing``, ``rotary_dim``, ``scaling`` or ``base``.
     RuntimeError
         Under ``torch.compile`` / ``torch.export``: integer positions past ``+-2**52``, tested
-        inside the graph (reading them would break it), with the same message.
+        inside the graph (reading them would break it), with the same message. Under
+        ``torch.func`` transforms, which can neither read values nor batch such a test, the
+        keys moved from or to such a position come out NaN instead.
 
     See Also
     --------
@@ -364,6 +367,7 @@ def _delta(p: Any, q: Any) -> Any:
     float positions an integer past 2**53 would be rounded on its way to float64)."""
     if is_torch(p) or is_torch(q):
         torch = sys.modules["torch"]
+        outside = []  # under torch.func: where positions lie past the range (no value is read)
         for t, name in ((p, "from_positions"), (q, "to_positions")):
             if t.is_floating_point() or not t.numel() or t.device.type == "meta":
                 continue
@@ -372,12 +376,17 @@ def _delta(p: Any, q: Any) -> Any:
                 torch._assert_async(
                     (size <= _MAX_POS).all(), f"{name} must lie within +-2**52 (integer positions)"
                 )
+            elif _rope_torch.functorch_active():  # vmap reads no values, nor batches an assert
+                outside.append(size > _MAX_POS)
             elif bool((size > _MAX_POS).any()):
                 worst = t.reshape(-1)[int(size.reshape(-1).argmax())].item()
                 raise ValueError(f"{name} must lie within +-2**52 (integer positions), got {worst}")
         ints = not p.is_floating_point() and not q.is_floating_point()
-        dtype = torch.int64 if ints else torch.float64
-        return q.to(dtype) - p.to(dtype)
+        dtype = torch.int64 if ints and not outside else torch.float64
+        delta = q.to(dtype) - p.to(dtype)
+        for mask in outside:  # NaN keys where the move is out of range: never a wrong move
+            delta = torch.where(mask, math.nan, delta)
+        return delta
     for a, name in ((p, "from_positions"), (q, "to_positions")):
         if a.dtype.kind in "iu" and a.size:
             size = np.abs(a.astype(np.float64))
