@@ -35,12 +35,6 @@ def _randn(*shape, seed=0, dtype=torch.float64):
     return seeded.randn(shape, generator=g, dtype=torch.float64).to(dtype)
 
 
-@pytest.fixture(autouse=True)
-def _cpu():
-    with torch.device("cpu"):
-        yield
-
-
 def _jacobian(f, x):
     """The Jacobian by plain reverse-mode autograd, no transform (the differentiable path)."""
     return torch.autograd.functional.jacobian(f, x)
@@ -183,3 +177,32 @@ def test_rerotate_keys_vmap_over_positions():
     torch.testing.assert_close(got[0], want[0], rtol=0, atol=1e-12)
     keep = torch.arange(5) != 2
     torch.testing.assert_close(got[1][:, keep], want[1][:, keep], rtol=0, atol=1e-12)
+
+
+SCORES = _randn(1, 2, 3, 4, seed=5)
+VMAPPED = {  # a finiteness test read the values: vmap's data-dependent control flow
+    "sink_softmax-sinks": (
+        lambda z: posenc.sink_softmax(SCORES, z),
+        lambda: (_randn(3, 2, seed=6),),
+    ),
+    "forgetting_bias": (posenc.forgetting_bias, lambda: (_randn(3, 5),)),
+    "stick_breaking_weights": (posenc.stick_breaking_weights, lambda: (_randn(3, 4, 4),)),
+    "path_scores": (
+        posenc.path_scores,
+        lambda: (_randn(3, 4, 2), _randn(3, 4, 2, seed=1), _randn(3, 4, 2, seed=2), _randn(3, 4)),
+    ),
+    "cope_bias": (
+        posenc.cope_bias,
+        lambda: (_randn(3, 4, 2), _randn(3, 4, 2, seed=1), _randn(3, 5, 2, seed=2)),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(VMAPPED))
+def test_value_checked_functions_under_vmap_equal_a_loop(name):
+    """Their value checks skip inside a transform (as under torch.compile): vmap gives the loop's
+    answer."""
+    fn, args = VMAPPED[name]
+    batch = args()
+    want = torch.stack([fn(*(a[i] for a in batch)) for i in range(3)])
+    torch.testing.assert_close(vmap(fn)(*batch), want, rtol=0, atol=1e-12)

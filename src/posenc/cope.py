@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from . import _rope_torch
 from ._array import _describe, check_memory, check_scalar, compiling, is_torch
 from ._typing import ArrayLike, FloatArray
 
@@ -67,8 +68,8 @@ def cope_bias(
         result past the memory of the device (refused before allocating), ``k_len < q_len``,
         an empty ``pos_emb``, ``scale`` not finite,
         ``q``, ``k`` or ``pos_emb`` holding inf or nan, products ``q . k`` or ``q . e`` that
-        overflow the working dtype into nan (not checked under ``torch.compile`` or on the meta
-        device, which cannot read values).
+        overflow the working dtype into nan (not checked under ``torch.compile``, ``torch.func``
+        transforms or on the meta device, which cannot read values).
 
     References
     ----------
@@ -193,6 +194,7 @@ def _floating(value: Any, name: str, torch_in: bool) -> Any:
         if (
             value.device.type != "meta"
             and not compiling()
+            and not _rope_torch.functorch_active()  # vmap reads no values
             and not bool(torch.isfinite(value).all())
         ):
             raise ValueError(f"{name} must be finite, got a tensor holding inf or nan")
@@ -222,7 +224,7 @@ def _cope_torch(qa: Any, ka: Any, ea: Any, s: float, lead: tuple[int, ...], npos
     future = torch.arange(k_len, device=qa.device)[None, :] > i
     gates = torch.where(future, 0.0, torch.sigmoid(s * logits))
     pos = gates.flip(-1).cumsum(-1).flip(-1).clamp(max=npos - 1)
-    check = qa.device.type != "meta" and not compiling()
+    check = qa.device.type != "meta" and not compiling() and not _rope_torch.functorch_active()
     if check:
         _check_products(bool(logits.isnan().any()), "q . k", work)
     lo = pos.floor()

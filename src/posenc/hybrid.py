@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from . import _rope_torch
 from ._array import _describe, check_memory, compiling, is_torch
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ def _real(x: Any, name: str, *, min_ndim: int) -> tuple[Any, bool]:
         if (
             out.device.type != "meta"
             and not compiling()  # reading the values would be a data-dependent branch
+            and not _rope_torch.functorch_active()  # nor can vmap read them
             and not bool(torch.isfinite(out).all())
         ):
             raise ValueError(f"{name} must be finite, got a tensor holding inf or nan")
@@ -135,8 +137,9 @@ def forgetting_bias(log_forget: Tensor | ArrayLike) -> Tensor | FloatArray:
     TypeError
         ``log_forget`` not real numbers.
     ValueError
-        ``log_forget`` not finite (not checked under ``torch.compile``, which cannot read
-        values) or 0-d; a result past the memory of its device (refused before allocating).
+        ``log_forget`` not finite (not checked under ``torch.compile`` or ``torch.func``
+        transforms, which cannot read values) or 0-d; a result past the memory of its
+        device (refused before allocating).
 
     Notes
     -----
@@ -216,8 +219,9 @@ def stick_breaking_weights(
     TypeError
         ``logits`` not real numbers, ``attend_current`` not a bool.
     ValueError
-        ``logits`` not finite (not checked under ``torch.compile``) or not of shape
-        ``(..., seq, seq)``; a result past the memory of its device (refused before allocating).
+        ``logits`` not finite (not checked under ``torch.compile`` / ``torch.func``) or not
+        of shape ``(..., seq, seq)``; a result past the memory of its device (refused before
+        allocating).
 
     Notes
     -----
@@ -304,7 +308,8 @@ def path_scores(
     TypeError
         An argument not real, tensors mixed with arrays.
     ValueError
-        An argument not finite (not checked under ``torch.compile``); shapes that do not agree;
+        An argument not finite (not checked under ``torch.compile`` / ``torch.func``); shapes
+        that do not agree;
         scores past the memory of the device (refused before allocating).
 
     Notes

@@ -273,9 +273,9 @@ def sink_softmax(scores: Tensor | ArrayLike, sinks: Tensor | ArrayLike) -> Tenso
         ``scores`` or ``sinks`` not floating / real, a NumPy ``scores`` with tensor ``sinks``.
     ValueError
         ``scores`` with fewer than 3 axes, ``sinks`` of the wrong shape or not finite (not
-        checked under ``torch.compile``, which cannot read values), ``sinks`` on the meta device
-        with ``scores`` that are not, a result larger than the device's memory (refused before
-        allocating).
+        checked under ``torch.compile`` or ``torch.func`` transforms, which cannot read
+        values), ``sinks`` on the meta device with ``scores`` that are not, a result larger
+        than the device's memory (refused before allocating).
 
     See Also
     --------
@@ -452,6 +452,7 @@ def _check_sinks(sinks: Any, scores: Any, torch_in: bool) -> Any:
         if (
             sinks.device.type != "meta"
             and not compiling()  # reading the values would be a data-dependent branch
+            and not _rope_torch.functorch_active()  # nor can vmap read them
             and not bool(sys.modules["torch"].isfinite(sinks).all())
         ):
             raise ValueError("sinks must be finite, got a tensor holding inf or nan")
