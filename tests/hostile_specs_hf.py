@@ -368,6 +368,52 @@ SPECS = [
                 },
                 bad_type("rope_interleave"),
             ),  # fmt: skip
+            # issue 40: numbers past float64 or past any head ended in OverflowError or a
+            # 32 PiB allocation (MemoryError); refused by name
+            _key("hidden-10**400", "hidden_size", 10**400, bad_value("head_dim", "hidden_size")),
+            _key("head_dim-2**53+2", "head_dim", 2**53 + 2, bad_value("head_dim")),
+            _key(
+                "max_pos-10**400",
+                "max_position_embeddings",
+                10**400,
+                bad_value("max_position_embeddings"),
+            ),
+            _key("head_dim-2**17", "head_dim", 2**17, bad_value("head_dim")),
+            _key(
+                "partial-10**400",
+                "partial_rotary_factor",
+                10**400,
+                bad_value("partial_rotary_factor"),
+            ),
+            Case(
+                "config",
+                "gptj-rotary_dim-2**20",
+                {**_cfg(model_type="gptj", head_dim=2**20), "rotary_dim": 2**20},
+                bad_value("head_dim"),
+            ),
+            Case(
+                "config",
+                "attn_scale-10**400",
+                {
+                    **BASE,
+                    "model_type": "llama4_text",
+                    "num_hidden_layers": 4,
+                    "attn_scale": 10**400,
+                },
+                bad_value("attn_scale"),
+            ),
+            Case(
+                "config",
+                "index_head_dim-2**40",
+                {
+                    **BASE,
+                    "model_type": "deepseek_v32",
+                    "qk_nope_head_dim": 8,
+                    "qk_rope_head_dim": 8,
+                    "index_head_dim": 2**40,
+                },
+                bad_value("index_head_dim"),
+            ),  # fmt: skip
             Case(
                 "config",
                 "np-int64",

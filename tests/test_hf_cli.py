@@ -8,6 +8,8 @@ transformers (nothing is downloaded: the command reads one local file).
 from __future__ import annotations
 
 import json
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ from hf_configs import llama31
 from posenc.__main__ import main
 
 LLAMA = llama31()
+CORPUS = Path(__file__).parent / "hf_corpus"
 
 
 def _write(tmp_path: Path, content: object, name: str = "config.json") -> str:
@@ -277,3 +280,186 @@ def test_python_m_posenc_explain_imports_neither_torch_nor_transformers(tmp_path
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("posenc explain: error: ") and "Traceback" not in proc.stderr
+
+
+# --- issue 40: hostile files (items 1-3, 7) -------------------------------------------------------
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+# what a terminal may act on: control characters (C0 but the newline, DEL, C1), format
+# characters (bidi overrides, zero-width), surrogates, line and paragraph separators
+UNSAFE = re.compile(r"[^\S\s]|[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+                    r"\u2060-\u2069\ufeff\ud800-\udfff]")  # fmt: skip
+SMALL = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+         "num_hidden_layers": 2, "max_position_embeddings": 4096}  # fmt: skip
+
+
+def _zh(argv: tuple[str, ...], lang: str) -> tuple[str, ...]:
+    return (*argv, "--lang", "zh") if lang == "zh" else argv
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_huge_config_json_is_refused_before_it_is_read(tmp_path, capsys, monkeypatch, lang):
+    """A 6 GiB config.json was read whole (and then reported as not JSON). A sparse file: its
+    size is refused, naming the file and the size, and it is never opened."""
+    path = tmp_path / "config.json"
+    with path.open("wb") as f:
+        f.truncate(6 * 2**30)  # sparse: nothing is written
+    opened = []
+    monkeypatch.setattr(Path, "read_bytes", lambda self: opened.append(self) or b"")
+    monkeypatch.setattr(Path, "open", lambda self, *a, **k: opened.append(self) or 1 / 0)
+    status, out, err = _run(capsys, *_zh((str(tmp_path),), lang))
+    line = _one_error_line(err)
+    assert (status, out, opened) == (2, "", [])
+    assert str(path) in line and "6442450944" in line and "6.0 GiB" in line, line
+    assert "MiB" in line  # the limit
+    assert bool(HAN.search(line)) == (lang == "zh"), line
+
+
+def test_a_stream_is_read_no_further_than_the_limit(capsys):
+    """A file whose size says nothing (a device, a pipe) is read up to the limit, then refused."""
+    if not Path("/dev/zero").exists():
+        pytest.skip("no /dev/zero on this platform")
+    status, out, err = _run(capsys, "/dev/zero")
+    line = _one_error_line(err)
+    assert (status, out) == (2, "") and "/dev/zero" in line and "MiB" in line, line
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kind", ["linear", "dynamic"])
+def test_a_factor_that_overflows_is_refused_by_its_key(tmp_path, capsys, kind, lang):
+    """A linear factor of 1e308 ended in an OverflowError traceback (vLLM's max_model_len)."""
+    cfg = {**SMALL, "rope_scaling": {"rope_type": kind, "factor": 1e308}}
+    status, out, err = _run(capsys, *_zh((_write(tmp_path, cfg),), lang))
+    line = _one_error_line(err)
+    assert (status, out) == (2, "")
+    assert "config['rope_scaling']['factor']" in line and "1e+308" in line, line
+    assert bool(HAN.search(line)) == (lang == "zh"), line
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "text,where",
+    [
+        ('{"model_type": "llama", "\\ud800x": 1}', r"config['\ud800x']"),
+        ('{"model_type": "llama", "rope_scaling": {"rope_type": "linear", "factor": 2.0, '
+         '"\\udc00": 3}}', r"config['rope_scaling']['\udc00']"),
+        ('{"model_type": "llama", "architectures": ["Llama\\udfff"]}',
+         r"config['architectures'][0]"),
+        ('{"model_type": "llama\\ud800"}', r"config['model_type']"),
+    ],
+    ids=["top-key", "nested-key", "value-in-list", "model_type"],
+)  # fmt: skip
+def test_a_lone_surrogate_is_refused_by_its_key(tmp_path, capsys, text, where, lang):
+    """A lone surrogate (JSON's "\\ud800" alone) is no Unicode text: printing it ended in a
+    UnicodeEncodeError traceback. Refused naming where it is, the surrogate escaped."""
+    status, out, err = _run(capsys, *_zh((_write(tmp_path, text),), lang))
+    line = _one_error_line(err)
+    assert (status, out) == (2, "")
+    assert where in line and ("surrogate" in line or "代理" in line), line
+    assert not UNSAFE.search(line), line
+    assert bool(HAN.search(line)) == (lang == "zh"), line
+
+
+ESCAPES = ["\x1b[31mred", "\x9b2J", "del\x7f", "bidi\u202eevil", "nl\nVerified against", "\ud800"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_control_characters_from_the_file_are_escaped(tmp_path, capsys, lang):
+    """A config key holding a terminal escape (ESC, CSI, DEL, a bidi override, a newline) was
+    printed raw by explain, in en and zh: they are printed escaped, as Python writes them."""
+    keys = [k for k in ESCAPES if k != "\ud800"]
+    cfg = {
+        **SMALL,
+        "rope_scaling": {"rope_type": "linear", "factor": 2.0, **dict.fromkeys(keys, 1)},
+    }
+    status, out, err = _run(capsys, *_zh((_write(tmp_path, cfg),), lang))
+    assert (status, err) == (0, "")
+    assert not UNSAFE.search(out), [m.group(0) for m in UNSAFE.finditer(out)]
+    for shown in (r"\x1b[31mred", r"\x9b2J", r"del\x7f", r"bidi\u202eevil", r"nl\nVerified"):
+        assert shown in out, shown
+    assert not any(x.startswith("Verified against") for x in out.splitlines())
+    # --json: escaped the JSON way, and read back as the keys of the file
+    status, out, err = _run(capsys, *_zh((_write(tmp_path, cfg), "--json"), lang))
+    assert (status, err) == (0, "") and not UNSAFE.search(out)
+    assert sorted(json.loads(out)["ignored_keys"]) == sorted(keys)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_refusals_echo_no_control_characters(tmp_path, capsys, lang):
+    cfg = {**SMALL, "rope_scaling": {"rope_type": "\x1b[2J\u202e", "factor": 2.0}}
+    status, out, err = _run(capsys, *_zh((_write(tmp_path, cfg),), lang))
+    line = _one_error_line(err)
+    assert (status, out) == (2, "") and not UNSAFE.search(line), line
+    assert r"\x1b[2J" in line, line
+
+
+def test_explain_engine_section_is_vllm_rope(tmp_path, capsys):
+    """issue 40, item 7: explain said max_model_len = 4096 where vllm_rope says 2048 (vLLM
+    takes the smallest length key): the section is explain_engines of the config."""
+    cfg = {**SMALL, "seq_length": 2048}
+    assert posenc.vllm_rope(cfg)["max_model_len"] == 2048
+    for lang in ("en", "zh"):
+        status, out, _ = _run(capsys, *_zh((_write(tmp_path, cfg),), lang))
+        assert status == 0 and out.endswith("\n" + posenc.explain_engines(cfg, lang) + "\n")
+        assert "max_model_len = 2048" in out and "max_model_len = 4096" not in out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_bad_length_key_is_refused_by_name(tmp_path, capsys, lang):
+    status, out, err = _run(capsys, *_zh((_write(tmp_path, {**SMALL, "seq_length": "4k"}),), lang))
+    line = _one_error_line(err)
+    assert (status, out) == (2, "") and "config['seq_length']" in line, line
+    assert bool(HAN.search(line)) == (lang == "zh"), line
+
+
+FUZZ_FILES = [
+    "llama/meta-llama--Llama-3.1-8B",
+    "phi/microsoft--Phi-3.5-mini-instruct",
+    "llama4/meta-llama--Llama-4-Scout-17B-16E-Instruct",
+    "deepseek/deepseek-ai--DeepSeek-V3",
+]
+FUZZ_VALUES = [10**400, 1e308, -1, 2**53 + 2, math.nan, "4k", "\ud800", "\x1b[2J", [1e308]]
+
+
+def _paths(cfg: dict, prefix: tuple = ()):
+    """The keys of ``cfg``, nested ones included (a vision tower's keys aside: posenc reads
+    the text model's)."""
+    for key, value in cfg.items():
+        if key in ("model_type", "vision_config"):
+            continue
+        yield (*prefix, key)
+        if isinstance(value, dict):
+            yield from _paths(value, (*prefix, key))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FUZZ_FILES)
+def test_no_key_of_a_real_config_gets_a_traceback(tmp_path, capsys, name):
+    """issue 40, item 2: every key of a real config.json (nested ones included) set to each of
+    a few hostile values: explain prints its text (status 0) or one line (status 2), never a
+    traceback (1e308, 10**400, a head of 2**53 and a lone surrogate each ended in one)."""
+    base = json.loads((CORPUS / f"{name}.json").read_text(encoding="utf-8"))
+    for cfg in (base, base.get("text_config") or {}):  # 4 layers: the same keys, 10x faster
+        if "num_hidden_layers" in cfg and "layer_types" not in cfg:
+            cfg["num_hidden_layers"] = 4
+    posenc.hf.describe(base)  # the shortened file is a config posenc.hf describes
+    problems = []
+    for path in _paths(base):
+        for i, value in enumerate(FUZZ_VALUES):
+            cfg = json.loads(json.dumps(base))
+            node = cfg
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = value
+            lang = ("en", "zh")[i % 2]
+            try:
+                status, out, err = _run(capsys, _write(tmp_path, cfg), "--lang", lang)
+            except Exception as exc:  # what the test looks for: a traceback
+                problems.append((path, value, f"{type(exc).__name__}: {exc}"[:200]))
+                continue
+            ok = (status == 0 and err == "") or (
+                status == 2 and out == "" and len(err.strip().splitlines()) == 1
+            )
+            if not ok or UNSAFE.search(out + err):
+                problems.append((path, value, status, err[:200]))
+    assert not problems, problems

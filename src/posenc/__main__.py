@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import sys
+import unicodedata
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -100,15 +101,41 @@ def _add_explain(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     cmd.set_defaults(handler=_explain, usage=cmd.format_usage)
 
 
+# a config.json holds a few KiB (the largest real ones about 100 KiB): a file past this is
+# refused before it is read
+MAX_CONFIG_BYTES = 4 * 2**20
+
+
 def _fail(message: str) -> int:
-    """Report bad input argparse's way, on one line: ``posenc explain: error: ...``; status 2."""
-    print(f"{_EXPLAIN}: error: {' '.join(message.split())}", file=sys.stderr)
+    """Report bad input argparse's way, on one line: ``posenc explain: error: ...``; status 2.
+    Characters a terminal may act on (from the file) are printed escaped."""
+    from .hf.explain import _printable
+
+    line = _printable(" ".join(message.split()))
+    try:
+        print(f"{_EXPLAIN}: error: {line}", file=sys.stderr)
+    except UnicodeEncodeError:  # Chinese on an ASCII stderr
+        sys.stderr.buffer.write(f"{_EXPLAIN}: error: {line}\n".encode())
+        sys.stderr.flush()
     return 2
 
 
-def _write(text: str) -> None:
+def _write(text: str, *, as_json: bool = False) -> None:
     """Print ``text``; as UTF-8 bytes where stdout's encoding cannot hold it (Chinese text on an
-    ASCII terminal). A reader that stops early (``| head``) is not an error."""
+    ASCII terminal). A reader that stops early (``| head``) is not an error. Characters a
+    terminal may act on (from the file) are escaped: as Python writes them (``\\x1b``), or in
+    JSON as JSON does (``\\u001b``), which reads back as the file's string."""
+    from .hf.explain import _UNSAFE, _printable
+
+    if as_json:
+        text = "".join(
+            ch
+            if ch == "\n" or unicodedata.category(ch) not in _UNSAFE
+            else json.dumps(ch, ensure_ascii=True)[1:-1]
+            for ch in text
+        )
+    else:
+        text = _printable(text, keep="\n")
     try:
         try:
             print(text, flush=True)
@@ -128,7 +155,8 @@ def _explain(args: argparse.Namespace) -> int:
     if args.config is None:
         sys.stderr.write(args.usage())
         return _fail("the following arguments are required: CONFIG.json (or --list)")
-    loaded = _load_config(args.config)
+    zh = args.lang == "zh"
+    loaded = _load_config(args.config, zh)
     if isinstance(loaded, str):
         return _fail(loaded)
     path, config = loaded
@@ -156,47 +184,144 @@ def _explain(args: argparse.Namespace) -> int:
             text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
         else:
             text = scheme.explain(args.lang)
-    except (TypeError, ValueError) as exc:
-        return _fail(f"{path}: {exc}")
-    _write(text)
+    except (TypeError, ValueError) as exc:  # the message names the key; it stays English
+        return _fail(f"{path}：配置有误：{exc}" if zh else f"{path}: {exc}")
+    _write(text, as_json=args.json)
     return 0
 
 
-def _load_config(name: str) -> tuple[Path, dict[str, Any]] | str:
-    """The config as a dict with a string model_type, or the one-line reason it is not."""
+def _load_config(name: str, zh: bool = False) -> tuple[Path, dict[str, Any]] | str:
+    """The config as a dict with a string model_type, or the one-line reason it is not (in
+    Chinese for ``zh``)."""
     path = Path(name)
     if path.is_dir():
         if not (path / "config.json").is_file():
-            return f"{path} is a folder without a config.json"
+            return (
+                f"{path} 是一个文件夹，其中没有 config.json"
+                if zh
+                else (f"{path} is a folder without a config.json")
+            )
         path = path / "config.json"
+    limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
     try:
-        raw = path.read_bytes()
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:  # refused unread: a config.json holds a few KiB
+            return (
+                f"{path} 有 {size} 字节（{_size(size)}）：config.json 通常只有几 KiB（最大的真实"
+                f"文件约 100 KiB），超过 {limit} 的文件不予读取"
+                if zh
+                else f"{path} is {size} bytes ({_size(size)}): a config.json holds a few KiB "
+                f"(the largest real ones about 100 KiB); a file past {limit} is not read"
+            )
+        with path.open("rb") as f:  # a device or a pipe has no size: read up to the limit
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
-        return f"{path}: no such file"
+        return f"{path}：文件不存在" if zh else f"{path}: no such file"
     except OSError as exc:
-        return f"{path}: cannot read it ({exc.strerror or exc})"
+        why = exc.strerror or exc
+        return f"{path}：无法读取（{why}）" if zh else f"{path}: cannot read it ({why})"
+    if len(raw) > MAX_CONFIG_BYTES:
+        return (
+            f"{path} 超过 {limit}（读到 {limit} 仍未结束）：config.json 通常只有几 KiB，不予读取"
+            if zh
+            else f"{path} holds more than {limit} (still going after {limit}): a config.json "
+            "holds a few KiB; not read further"
+        )
+    not_json = f"{path} 不是 JSON" if zh else f"{path} is not JSON"
     try:
         # bytes: json detects UTF-8 (with or without a BOM), UTF-16 and UTF-32 itself
         config = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return f"{path} is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-    except UnicodeDecodeError as exc:
-        return f"{path} is not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})"
-    except RecursionError:
-        return f"{path} is not JSON a config can hold: nested too deeply"
-    if not isinstance(config, dict):
         return (
-            f"{path} must hold a JSON object (a transformers config.json), got a JSON "
-            f"{_json_kind(config)}"
+            f"{not_json}：第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}"
+            if zh
+            else f"{not_json}: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        )
+    except UnicodeDecodeError as exc:
+        return (
+            f"{not_json}：不是 UTF-8 文本（第 {exc.start} 字节：{exc.reason}）"
+            if zh
+            else f"{not_json}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        )
+    except RecursionError:
+        return (
+            f"{path} 不是配置文件能容纳的 JSON：嵌套过深"
+            if zh
+            else f"{path} is not JSON a config can hold: nested too deeply"
+        )
+    except ValueError as exc:  # an integer of more than 4300 digits (sys.int_max_str_digits)
+        return (
+            f"{path} 不是配置文件能容纳的 JSON：{exc}"
+            if zh
+            else f"{path} is not JSON a config can hold: {exc}"
+        )
+    if not isinstance(config, dict):
+        kind = _json_kind(config)
+        return (
+            f"{path} 应当是一个 JSON 对象（transformers 的 config.json），实际是 JSON {kind}"
+            if zh
+            else f"{path} must hold a JSON object (a transformers config.json), got a JSON {kind}"
+        )
+    where = _surrogate(config)
+    if where is not None:
+        return (
+            f"{path}：{where} 含有孤立的代理码位（surrogate），不是 Unicode 文本：JSON 中的 "
+            "\\ud800 一类转义必须成对出现"
+            if zh
+            else f"{path}: {where} holds a lone surrogate, which is not Unicode text (JSON's "
+            "\\ud800-style escapes come in pairs)"
         )
     if config.get("model_type") is None:
         return (
-            f"{path} has no model_type key: every transformers config.json names one, and the "
-            "model's code, which decides the pairing, is chosen by it"
+            f"{path} 没有 model_type 键：每个 transformers 的 config.json 都有它，决定配对方式的"
+            "模型代码由它选出"
+            if zh
+            else f"{path} has no model_type key: every transformers config.json names one, and "
+            "the model's code, which decides the pairing, is chosen by it"
         )
     if not isinstance(config["model_type"], str):
-        return f"{path}: model_type must be a string, got a JSON {_json_kind(config['model_type'])}"
+        kind = _json_kind(config["model_type"])
+        return (
+            f"{path}：model_type 应当是字符串，实际是 JSON {kind}"
+            if zh
+            else f"{path}: model_type must be a string, got a JSON {kind}"
+        )
     return path, config
+
+
+def _size(n: int) -> str:
+    """``n`` bytes in a unit a reader takes in: ``6.0 GiB``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def _surrogate(config: Any) -> str | None:
+    """Where the first string of ``config`` (a key or a value) holding a lone surrogate is, as
+    ``config['key'][0]`` (the surrogate escaped), or None. Iterative: JSON nests deeply."""
+    stack: list[tuple[str, Any]] = [("config", config)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                here = f"{where}[{key!r}]"
+                if isinstance(key, str) and _has_surrogate(key):
+                    return here
+                stack.append((here, item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
+        elif isinstance(value, str) and _has_surrogate(value):
+            return where
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _json_kind(value: object) -> str:
@@ -222,7 +347,8 @@ def _explain_list(lang: str, *, as_json: bool) -> int:
         _write(
             json.dumps(
                 {"transformers": version, "conventions": groups}, indent=2, ensure_ascii=False
-            )
+            ),
+            as_json=True,
         )
         return 0
     n = len(posenc.hf.MODELS)

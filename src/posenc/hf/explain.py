@@ -10,6 +10,7 @@ a third public form of one thing (issue 20, item 6).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -134,6 +135,32 @@ _TEXT = {
         ),
     },
 }
+
+# what a terminal may act on or that hides text, in strings from a config file: control
+# characters (C0, DEL, C1), format characters (bidi overrides, zero-width), lone surrogates,
+# line and paragraph separators
+_UNSAFE = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
+
+
+def _escaped(ch: str) -> str:
+    if ch in "\n\r\t":
+        return repr(ch)[1:-1]
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _printable(text: str, keep: str = "") -> str:
+    """``text`` with the characters a terminal may act on (:data:`_UNSAFE`) escaped as Python
+    writes them (``\\x1b``, ``\\u202e``), but those in ``keep``; a string from a config file
+    goes through this before it is printed."""
+    if text.isprintable():  # the common case, in C
+        return text
+    return "".join(
+        ch if ch in keep or unicodedata.category(ch) not in _UNSAFE else _escaped(ch) for ch in text
+    )
+
 
 _FIELDS = (
     "pairing",
@@ -479,7 +506,7 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
     t = _TEXT[lang]
     conv = CONVENTIONS[scheme.convention]
     title = conv.title_en if lang == "en" else conv.title_zh
-    lines = [t["head"].format(model_type=scheme.model_type, title=title)]
+    lines = [t["head"].format(model_type=_printable(scheme.model_type), title=title)]
     if scheme.kind == "unknown":  # nothing is described: why, and what a description needs
         notes = scheme.notes if lang == "en" else scheme.notes_zh
         return "\n".join([*lines, *(f"  {n}" for n in notes)])
@@ -542,10 +569,11 @@ def explain(scheme: SchemeLike, lang: str = "en") -> str:
         lines.extend(f"  - {p}" for p in pits)
     notes = scheme.notes if lang == "en" else scheme.notes_zh
     if notes:
-        lines.append(t["notes"].format(model_type=scheme.model_type))
+        lines.append(t["notes"].format(model_type=_printable(scheme.model_type)))
         lines.extend(f"  - {p}" for p in notes)
     if scheme.ignored_keys:
-        lines.append(t["ignored"].format(keys=", ".join(scheme.ignored_keys)))
+        keys = ", ".join(_printable(key) for key in scheme.ignored_keys)  # the file's own keys
+        lines.append(t["ignored"].format(keys=keys))
     version = verified_on(scheme.model_type) or TRANSFORMERS_VERSION
     installed = installed_transformers()
     if installed is not None and installed != version:  # the record may not hold for it

@@ -17,7 +17,16 @@ from typing import Any
 from .._array import _describe
 from .classes import class_facts
 
-__all__ = ["BOOL_KEYS", "LENGTH_KEYS", "MAX_LAYERS", "Config", "first", "nested"]
+__all__ = [
+    "BOOL_KEYS",
+    "LENGTH_KEYS",
+    "MAX_HEAD_DIM",
+    "MAX_LAYERS",
+    "Config",
+    "check_width",
+    "first",
+    "nested",
+]
 
 # keys posenc.hf reads as booleans: a JSON true/false or nothing (transformers' strict config
 # classes refuse the string "false"; read by truthiness it would mean true)
@@ -52,6 +61,19 @@ LENGTH_KEYS = (
 # more layers than any model has (10**6 would already take a minute to describe): refused
 # by name before a loop over them
 MAX_LAYERS = 2**20
+# a head wider than any model's (the widest are about 1024 features): refused by name before
+# its frequencies are allocated (a head_dim of 2**53 asked for 32 PiB)
+MAX_HEAD_DIM = 2**16
+
+
+def check_width(value: int, where: str) -> int:
+    """A head or rotated width read from ``where``: at most :data:`MAX_HEAD_DIM`."""
+    if value > MAX_HEAD_DIM:
+        raise ValueError(
+            f"{where} must be at most {MAX_HEAD_DIM} (wider than any model's head; the widest "
+            f"are about 1024), got {value}"
+        )
+    return value
 
 
 class Config:

@@ -9,10 +9,11 @@ from dataclasses import replace
 from typing import Any
 
 from .._array import _describe
+from ..rope_scaling import MAX_LENGTH
 from .classes import READ_KEYS, class_facts, classes_version
 from .conventions import CONVENTIONS
 from .fixed import read_fixed
-from .keys import LENGTH_KEYS, MAX_LAYERS, Config
+from .keys import LENGTH_KEYS, MAX_HEAD_DIM, MAX_LAYERS, Config
 from .layer import LayerScheme
 from .params import rope_entries
 from .registry import row_for, walk_reason
@@ -305,7 +306,8 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow) -> Scheme:
         _select(cfg, model_type, row.selector, sources)
     n = cfg.int("num_hidden_layers", maximum=MAX_LAYERS)
     types = layer_types(cfg, row, n, sources)
-    max_pos = cfg.int("max_position_embeddings")
+    # a length past 2**53 has no exact float64 (10**400 overflowed Phi-3's factor max_pos / L0)
+    max_pos = cfg.int("max_position_embeddings", maximum=MAX_LENGTH)
     head_dim, rot_default = head_dims(cfg, row, sources)
     layer_heads = layer_head_dims(cfg, row, types, head_dim, sources)
     pairing = conv.pairing if row.pairing is None else row.pairing
@@ -407,7 +409,7 @@ def _indexer(
     main = next(iter(per_type.values()), None)
     if main is None:  # no layer rotates
         return None
-    width = cfg.int("index_head_dim")
+    width = cfg.int("index_head_dim", maximum=MAX_HEAD_DIM)
     if width is None:
         raise ValueError(f"{cfg.name('index_head_dim')} must be an int, got none")
     rot = int(main.rotary_dim or 0)
@@ -442,7 +444,11 @@ def _query_temperature(
         )
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
         raise TypeError(f"{cfg.name('attn_scale')} must be a number, got {_describe(scale)}")
-    if not math.isfinite(float(scale)):
+    try:
+        finite = math.isfinite(float(scale))
+    except OverflowError:  # an int past float64 (10**400)
+        finite = False
+    if not finite:
         raise ValueError(f"{cfg.name('attn_scale')} must be finite, got {scale}")
     floor_scale = cfg.int("floor_scale")
     if floor_scale is None:

@@ -10,7 +10,7 @@ from typing import Any
 from .._array import _describe, check_base
 from ..rope_scaling import _KEYS
 from .classes import layer_type_names
-from .keys import MAX_LAYERS, Config
+from .keys import MAX_HEAD_DIM, MAX_LAYERS, Config, check_width
 from .layer import LayerScheme
 from .params import RopeEntry
 from .schema import ModelRow
@@ -181,6 +181,7 @@ def head_dims(cfg: Config, row: ModelRow, sources: dict[str, str]) -> tuple[int,
             )
         head_dim = hidden // heads
         sources["head_dim"] = f"{cfg.name('hidden_size')} // {cfg.name('num_attention_heads')}"
+    check_width(head_dim, f"head_dim = {sources['head_dim']}")
     rot = None
     if row.dim_rule is not None:  # CLVP: max(projection_dim // (2 * heads), 32)
         key, floor = row.dim_rule
@@ -198,6 +199,8 @@ def head_dims(cfg: Config, row: ModelRow, sources: dict[str, str]) -> tuple[int,
         rot = cfg.int(row.dim_key)
         if rot is not None:
             sources["rotary_dim"] = cfg.name(row.dim_key)
+    if rot is not None:
+        check_width(rot, f"rotary_dim = {sources['rotary_dim']}")
     return head_dim, rot
 
 
@@ -214,10 +217,11 @@ def layer_head_dims(
                 raise TypeError(f"{where} must be an int, got {_describe(value)}")
             if value < 1:
                 raise ValueError(f"{where} must be >= 1, got {value}")
+            check_width(int(value), where)
             sources[f"{t}: head_dim"] = where
         elif row.layer_head_dim is not None and t == row.layer_head_dim[0]:
             _, key, default = row.layer_head_dim
-            value = cfg.int(key, default)
+            value = cfg.int(key, default, maximum=MAX_HEAD_DIM)
             sources[f"{t}: head_dim"] = f"{cfg.name(key)} (default {default})"
         out.append(head_dim if value is None else int(value))
     return out
@@ -275,7 +279,8 @@ def rotary_layer(
         key = entry.origins.get("partial_rotary_factor", f"{where}['partial_rotary_factor']")
         if isinstance(partial, bool) or not isinstance(partial, numbers.Real):
             raise TypeError(f"{key} must be a number in (0, 1], got {_describe(partial)}")
-        if not 0 < float(partial) <= 1:
+        number: Any = partial  # compared as it is: float(10**400) overflows
+        if not 0 < number <= 1:
             raise ValueError(f"{key} must be a number in (0, 1], got {partial}")
         partial = float(partial)
         reads = (cfg.facts or {}).get("reads_partial")
