@@ -103,3 +103,44 @@ def test_zh_explain_has_no_english_phrase(path):
         strings += [*data["indexer"]["sources"].values(), data["indexer"]["call"]]
     found = [e for s in strings for e in _english(s)]
     assert not found, found
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"model_type": "llama",\n  "rope_theta": }', '{"a" 1}', '{"a": 1 "b": 2}', "{a: 1}",
+        '{"a": 1} x', '{"a": "x', '{"a": "\\q"}', '{"a": "\\u12"}', "", b"\xff\xfe\x00{",
+        "[1, 2]", '"llama"', "null", '{"hidden_size": 64}', '{"model_type": 3}',
+        '{"model_type": "llama", "\\ud800x": 1}', '{"a": ' + "1" * 5000 + "}",
+        '{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, '
+        '"num_hidden_layers": 2, "seq_length": "4k"}',
+    ],
+    ids=["no-value", "no-colon", "no-comma", "bare-key", "extra", "unterminated", "escape",
+         "u-escape", "empty", "binary", "array", "string", "null", "no-model-type", "int-type",
+         "surrogate", "5000-digits", "seq_length-str"],
+)  # fmt: skip
+def test_zh_refusals_of_a_file_are_chinese(tmp_path, content):
+    """issue 40: a refusal under --lang zh is Chinese (the key names, values and describe's
+    own message aside, which stay as the file and the code spell them)."""
+    path = tmp_path / "config.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8", errors="surrogatepass")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["explain", "--lang", "zh", str(path)]) == 2
+    line = err.getvalue().strip()
+    assert "\n" not in line and HAN.search(line), line
+    message = line.split(str(path), 1)[1]
+    english = _english(message.split("配置有误：")[0])
+    assert not english, (english, line)
+
+
+def test_zh_refusals_of_a_missing_file_and_an_empty_folder_are_chinese(tmp_path):
+    for name in (str(tmp_path / "missing.json"), str(tmp_path)):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            assert main(["explain", "--lang", "zh", name]) == 2
+        line = err.getvalue().strip()
+        assert HAN.search(line) and not _english(line.split(name, 1)[1]), line

@@ -233,13 +233,13 @@ def _load_config(name: str, zh: bool = False) -> tuple[Path, dict[str, Any]] | s
         config = json.loads(raw)
     except json.JSONDecodeError as exc:
         return (
-            f"{not_json}：第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}"
+            f"{not_json}：第 {exc.lineno} 行第 {exc.colno} 列{_json_error_zh(exc.msg)}"
             if zh
             else f"{not_json}: {exc.msg} at line {exc.lineno}, column {exc.colno}"
         )
     except UnicodeDecodeError as exc:
         return (
-            f"{not_json}：不是 UTF-8 文本（第 {exc.start} 字节：{exc.reason}）"
+            f"{not_json}：不是 UTF-8 文本（第 {exc.start} 字节无法解码）"
             if zh
             else f"{not_json}: not UTF-8 text ({exc.reason} at byte {exc.start})"
         )
@@ -251,7 +251,7 @@ def _load_config(name: str, zh: bool = False) -> tuple[Path, dict[str, Any]] | s
         )
     except ValueError as exc:  # an integer of more than 4300 digits (sys.int_max_str_digits)
         return (
-            f"{path} 不是配置文件能容纳的 JSON：{exc}"
+            f"{path} 不是配置文件能容纳的 JSON：其中有位数超过 {sys.get_int_max_str_digits()} 的整数"
             if zh
             else f"{path} is not JSON a config can hold: {exc}"
         )
@@ -287,6 +287,28 @@ def _load_config(name: str, zh: bool = False) -> tuple[Path, dict[str, Any]] | s
             else f"{path}: model_type must be a string, got a JSON {kind}"
         )
     return path, config
+
+
+# the json module's messages (CPython's _json and json.decoder), in Chinese
+_JSON_ERRORS_ZH = {
+    "Expecting value": "处缺少一个值",
+    "Expecting ',' delimiter": "处缺少逗号",
+    "Expecting ':' delimiter": "处缺少冒号",
+    "Expecting property name enclosed in double quotes": "处应为用双引号括起的键名",
+    "Extra data": "起有多余的内容",
+    "Unterminated string starting at": "起的字符串没有结束",
+    "Invalid control character at": "处有字符串中不允许的控制字符",
+    "Invalid \\escape": "处有无效的 \\ 转义",
+    "Invalid \\uXXXX escape": "处有无效的 \\uXXXX 转义",
+    "Illegal trailing comma before end of object": "处对象末尾多了逗号",
+    "Illegal trailing comma before end of array": "处数组末尾多了逗号",
+}
+
+
+def _json_error_zh(msg: str) -> str:
+    """A JSONDecodeError's message in Chinese, to follow "第 L 行第 C 列" (the English one,
+    after a colon, for a message not in the table)."""
+    return _JSON_ERRORS_ZH.get(msg, f"：{msg}")
 
 
 def _size(n: int) -> str:
