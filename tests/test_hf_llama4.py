@@ -147,3 +147,15 @@ def test_negative_cache_positions_are_refused():
                                fn(tq, torch.tensor([8191, 100_000])))  # fmt: skip
     with pytest.raises(RuntimeError, match="positions must be cache positions >= 0"):
         compiled(tq, torch.tensor([-8193, 0]))
+
+
+def test_scale_queries_under_vmap_equals_a_loop():
+    """Inside torch.func.vmap no value is read (the negative-position check is skipped, as
+    under torch.compile): each query set scaled as alone."""
+    scheme = hf.describe(SMALL)
+    q = torch.randn(3, 1, 2, 2, 16, generator=torch.Generator().manual_seed(0))
+    positions = torch.tensor([[0, 3], [4, 7], [100, 101]])
+    got = torch.func.vmap(lambda a, p: scheme.scale_queries(a, p, layer=3))(q, positions)
+    want = torch.stack([scheme.scale_queries(q[i], positions[i], layer=3) for i in range(3)])
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    assert not torch.equal(got[2], q[2])  # scaled: positions past floor_scale

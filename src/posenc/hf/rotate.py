@@ -120,11 +120,13 @@ def _refuse_negative(ids: Any, *, name: str) -> None:
     """Refuse a negative cache position: the model forms them as ``arange(seq) +
     past_seen_tokens``, never below 0, and below -1 its scale is ``log1p(-1) = -inf`` or NaN.
     Under tracing the check is ``torch._assert_async`` (a RuntimeError); a meta tensor has no
-    values to check."""
+    values to check, nor has a tensor inside a torch.func transform (vmap)."""
     if is_torch(ids):
+        from .._rope_torch import functorch_active
+
         torch = sys.modules["torch"]
         signed = ids.is_floating_point() or ids.dtype.is_signed
-        if not signed or not _size(ids) or ids.device.type == "meta":
+        if not signed or not _size(ids) or ids.device.type == "meta" or functorch_active():
             return
         if compiling():
             torch._assert_async(
