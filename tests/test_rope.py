@@ -578,6 +578,11 @@ X = np.zeros((2, 3, 8))
             r"base must be a finite number > 0 and != 1",
         ),
         (
+            lambda: posenc.rope_frequencies(128, base=1e-320),
+            ValueError,
+            r"base must be at least 2\.2250738585072014e-308 \(a normal float\).*got 1e-320",
+        ),
+        (
             lambda: posenc.rope_frequencies(8, base="1e4"),
             TypeError,
             r"base must be a finite real number",

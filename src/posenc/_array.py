@@ -223,10 +223,16 @@ def check_scalar(value: Any, *, name: str) -> float:
 
 
 def check_base(base: Any, *, name: str = "base") -> float:
-    """The base of a geometric frequency ladder: a finite real number > 0 and != 1."""
+    """The base of a geometric frequency ladder: a finite real number > 0 and != 1, and not
+    subnormal (below ``sys.float_info.min`` the ladder ``base ** (-2i/d)`` overflows to inf)."""
     value = check_scalar(base, name=name)
     if value <= 0 or value == 1:
         raise ValueError(f"{name} must be a finite number > 0 and != 1, got {value}")
+    if value < sys.float_info.min:
+        raise ValueError(
+            f"{name} must be at least {sys.float_info.min!r} (a normal float): the frequency "
+            f"ladder base ** (-2i/dim) overflows to inf for smaller bases, got {value!r}"
+        )
     return value
 
 
