@@ -206,3 +206,33 @@ def test_value_checked_functions_under_vmap_equal_a_loop(name):
     batch = args()
     want = torch.stack([fn(*(a[i] for a in batch)) for i in range(3)])
     torch.testing.assert_close(vmap(fn)(*batch), want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "concat"])
+def test_sinusoidal_under_vmap_grad_and_jacfwd(layout):
+    """posenc.sinusoidal filled a buffer in place and read positions (torch.equal, NumPy):
+    vmap failed on aten::equal. Inside a transform it now stacks the float64 formula."""
+    pos = torch.tensor([[0.5, 3.0, 7.25], [100.0, 2.0**20, 2.0**30]], dtype=torch.float64)
+    f = lambda p: posenc.sinusoidal(p, 8, layout=layout, dtype=torch.float64)  # noqa: E731
+    torch.testing.assert_close(vmap(f)(pos), torch.stack([f(row) for row in pos]))
+    leaf = pos.clone().requires_grad_()
+    f(leaf).square().sum().backward()
+    torch.testing.assert_close(grad(lambda p: f(p).square().sum())(pos), leaf.grad)
+    torch.testing.assert_close(jacfwd(f)(pos[0]), _jacobian(f, pos[0]))
+
+
+def test_broadcast_positions_checked_once_per_stored_value():
+    """A broadcast view of 2**34 x 4 float positions stores 4 values: the finiteness check looks
+    at those (it allocated a 64 GiB mask before) and still finds a stored inf."""
+    import numpy as np
+
+    from posenc._array import as_positions
+
+    arr, _ = as_positions(np.broadcast_to(np.arange(4.0), (2**34, 4)))
+    assert arr.shape == (2**34, 4)
+    ten, _ = as_positions(torch.arange(4.0).expand(2**34, 4))
+    assert ten.shape == (2**34, 4)
+    with pytest.raises(ValueError, match="positions must be finite"):
+        as_positions(np.broadcast_to(np.array([0.0, np.inf]), (2**34, 2)))
+    with pytest.raises(ValueError, match="positions must be finite"):
+        as_positions(torch.tensor([0.0, float("nan")]).expand(2**34, 2))

@@ -271,7 +271,8 @@ def as_positions(positions: Any, *, name: str = "positions") -> tuple[Any, bool]
             positions.is_floating_point()
             and positions.device.type != "meta"
             and not compiling()
-            and not bool(torch.isfinite(positions).all())
+            and not _functorch_active()  # vmap cannot read values
+            and not bool(torch.isfinite(_stored(positions, positions.stride())).all())
         ):
             raise ValueError(f"{name} must be finite, got a tensor holding inf or nan")
         return positions, True
@@ -288,9 +289,28 @@ def as_positions(positions: Any, *, name: str = "positions") -> tuple[Any, bool]
         ) from exc
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold real numbers, got {_describe(arr)}")
-    if arr.dtype.kind == "f" and not compiling() and not np.isfinite(arr).all():
+    if (
+        arr.dtype.kind == "f"
+        and not compiling()
+        and not np.isfinite(_stored(arr, arr.strides)).all()
+    ):
         raise ValueError(f"{name} must be finite, got an array holding inf or nan")
     return arr, False
+
+
+def _stored(a: Any, strides: Any) -> Any:
+    """``a`` without its broadcast axes (stride 0): the values it stores, each once. A
+    ``np.broadcast_to`` view of 2**36 positions holds one row; checking it element by element
+    would allocate a 64 GiB mask."""
+    if all(st != 0 for st in strides):
+        return a
+    return a[tuple(slice(0, 1) if st == 0 else slice(None) for st in strides)]
+
+
+def _functorch_active() -> bool:
+    from ._rope_torch import functorch_active
+
+    return functorch_active()
 
 
 def result_dtype(dtype: Any, *, torch_out: bool, torch_hint: str | None = None) -> Any:

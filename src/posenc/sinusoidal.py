@@ -283,6 +283,12 @@ def _table(ops: Any, pos: Any, w: Any, layout: Any, out_dtype: Any) -> Any:
     rows = math.prod(shape[:-1]) if shape else 1
     length = shape[-1] if shape else 1
     work_dtype = ops.work_dtype(out_dtype)  # float32 or float64: where the multiply happens
+    if ops.functional():
+        # under a torch.func transform: no buffer filled in place (batched values cannot be
+        # written into it), no values read; the plain float64 formula, built by stacking
+        angle = ops.float64(pos).reshape(rows, length)[:, :, None] * ops.asarray(w, pos)
+        out = ops.join(ops.sin(angle), ops.cos(angle), layout).to(work_dtype)
+        return ops.cast(out, out_dtype).reshape(shape + (2 * half,))
     out = ops.empty((rows, length, 2 * half), work_dtype)
     if rows and length:
         p64 = ops.float64(pos).reshape(rows, length)
@@ -342,6 +348,9 @@ def _store(ops: Any, out: Any, s: Any, c: Any, layout: Any) -> Any:
 
 
 class _NumpyOps:
+    def functional(self) -> bool:
+        return False
+
     def work_dtype(self, dtype: Any) -> Any:
         if dtype in (np.float32, np.float64):
             return dtype
@@ -412,6 +421,17 @@ class _TorchOps:
     def work_dtype(self, dtype: Any) -> Any:
         t = self.torch
         return dtype if dtype in (t.float32, t.float64) else t.float32
+
+    def functional(self) -> bool:
+        from ._rope_torch import functorch_active
+
+        return functorch_active()
+
+    def join(self, s: Any, c: Any, layout: Any) -> Any:
+        t = self.torch
+        if layout == "interleaved":
+            return t.stack((s, c), dim=-1).flatten(-2)
+        return t.cat((s, c), dim=-1)
 
     def empty(self, shape: Any, dtype: Any) -> Any:
         return self.torch.empty(shape, dtype=dtype, device=self.device)
