@@ -166,10 +166,6 @@ def _number(
     }
 
 
-def _range(name: str, key: str, low: int, high: int, default: int) -> dict[str, Any]:
-    return {**_number(name, key, low, high, default), "kind": "range"}
-
-
 def _literal(*values: str) -> list[tuple[str, str]]:
     return [(v, "=" + v) for v in values]
 
@@ -190,7 +186,12 @@ EXPLORERS: dict[str, dict[str, Any]] = {
             _select("base", "base", _literal("10000", "500000", "1000000"), "10000"),
             _select("dim", "head_dim", _literal("32", "64", "128", "256"), "128"),
             _select("trained", "trained", _literal("2048", "4096", "8192", "32768"), "4096"),
-            _range("factor", "factor", 1, 64, 8),
+            _select(
+                "factor",
+                "factor",
+                _literal("1", "2", "3", "4", "6", "8", "12", "16", "24", "32", "48", "64"),
+                "8",
+            ),
             _select(
                 "current",
                 "length",

@@ -14,6 +14,12 @@ as in print. The block is left out of the search index (``data-search-exclude``,
 page is indexed, as hooks/figures.py does for figures); it is a ``<section>`` holding no other
 section, because the search plugin ends an exclusion at the first closing tag of the same name.
 
+The scripts draw; posenc computes: the numbers an explorer shows for each setting its controls
+offer are written at build time by hooks/explorer_data.py (``on_post_build``, into
+``assets/explorers/data/`` of the built site; written again only when posenc or the explorers'
+data code changed since the files there were written), and a script fetches the file a setting
+needs when it first needs it.
+
 The labels and controls are data, in hooks/explorer_specs.py; this module renders them. Each
 label is an (English, Chinese) pair, and ``[[term]]`` in a Chinese label is the glossary's
 Chinese form of that English term, read from hooks/terms.yml, the one source of the site's
@@ -23,15 +29,16 @@ stylesheet (assets/explorers/explorers.css) in its ``<head>``; the other pages d
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 # MkDocs puts this folder on sys.path while it loads the hook
+import explorer_data
+import yaml
 from explorer_specs import EXPLORERS, LABELS
 from mkdocs.plugins import event_priority
 from mkdocs.utils import get_relative_url
@@ -187,3 +194,31 @@ def on_post_page(output: str, page: Any, **kwargs: Any) -> str:
         return output
     href = get_relative_url(STYLESHEET, page.url)
     return output.replace("</head>", f'<link rel="stylesheet" href="{href}">\n</head>', 1)
+
+
+def _data_salt() -> str:
+    """A digest of what the data files are computed from: posenc's source and this folder's
+    explorer code."""
+    import posenc
+
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    sources = sorted(Path(posenc.__file__).resolve().parent.rglob("*.py"))
+    for path in [*sources, here / "explorer_data.py", here / "explorer_specs.py"]:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def on_post_build(config: Any, **kwargs: Any) -> None:
+    """The explorers' numbers, computed by posenc (hooks/explorer_data.py), as files of the
+    site; the Chinese build shares the English one's assets."""
+    if config.theme.get("language", "en") != "en":
+        return
+    folder = Path(config.site_dir) / explorer_data.FOLDER
+    stamp = folder / "salt"
+    salt = _data_salt()
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == salt:
+        return  # mkdocs serve: written by an earlier build from the same code
+    explorer_data.write(folder)
+    stamp.write_text(salt, encoding="utf-8")

@@ -40,6 +40,7 @@ __all__ = [
     "box_height",
     "axe_clean",
     "close",
+    "idle",
     "open_explorer",
     "set_control",
     "set_controls",
@@ -79,10 +80,26 @@ SET = """
 """
 
 
+IDLE = """
+box => new Promise((done) => {
+  const wait = () => (box.hasAttribute("data-busy") ? setTimeout(wait, 10) : done())
+  wait()
+})
+"""
+
+
+def idle(box):
+    """Waits until the explorer has the data files its settings need and has drawn them
+    (hooks/explorer_data.py writes them; the script fetches one when first needed)."""
+    box.evaluate(IDLE)
+
+
 def set_control(box, name, value):
     """Sets control ``name`` to ``value`` and fires input and change (as a select or a slider
     does); returns the value the control holds afterwards (the explorer may clamp it)."""
-    return box.locator(f'form [name="{name}"]').evaluate(SET, str(value))
+    out = box.locator(f'form [name="{name}"]').evaluate(SET, str(value))
+    idle(box)
+    return out
 
 
 SET_MANY = """
@@ -98,7 +115,9 @@ SET_MANY = """
 def set_controls(box, values):
     """Sets several controls at once and fires one change (one redraw); returns what each
     control holds afterwards."""
-    return box.locator("form").evaluate(SET_MANY, {k: str(v) for k, v in values.items()})
+    out = box.locator("form").evaluate(SET_MANY, {k: str(v) for k, v in values.items()})
+    idle(box)
+    return out
 
 
 READ = """
@@ -153,13 +172,16 @@ def test_explorer_loads_near_the_viewport_and_moves_nothing(
     try:
         pg.goto(_url(server, "en", page_md))
         box = pg.locator(f'section.posenc-explorer[data-explorer="{name}"]')
-        assert not any("/explorers/" in u and u.endswith(".js") for u in pg.requests)
+        # neither script nor data (only the stylesheet, which sizes the box)
+        assert not [u for u in pg.requests if "/explorers/" in u and not u.endswith(".css")]
         before = box_height(box)
         box.scroll_into_view_if_needed()
         pg.wait_for_selector(f'[data-explorer="{name}"][data-ready]', timeout=10000)
         pg.wait_for_timeout(100)
         assert abs(box_height(box) - before) <= 1, (before, box_height(box))
         assert any(u.endswith(f"/explorers/{name}.js") for u in pg.requests)
+        if name == "rope-scaling":  # its numbers: posenc's, computed at build time
+            assert any("/explorers/data/rope-scaling/" in u for u in pg.requests), pg.requests
         assert all(u.startswith((server, "data:")) for u in pg.requests), pg.requests
         assert not pg.console_errors, pg.console_errors
         width = pg.evaluate("document.documentElement.clientWidth")
@@ -219,17 +241,37 @@ def test_settings_survive_the_url_and_the_language_switch(tab, server):
     assert box.locator('[name="factor"]').input_value() == "8"
 
 
+def test_a_data_file_is_fetched_when_a_setting_first_needs_it(tab, server):
+    """The numbers of a setting come in a file per method, base, dimension and trained length:
+    changing the factor or the current length fetches nothing, another method fetches its file
+    once, and going back to a setting seen before fetches nothing again."""
+    box = open_explorer(tab, server, "en", "rope-scaling.md", "rope-scaling")
+    data = lambda: [u for u in tab.requests if "/explorers/data/" in u]  # noqa: E731
+    before = len(data())
+    assert before >= 1
+    set_controls(box, {"factor": 16, "current": "double"})
+    assert len(data()) == before
+    set_control(box, "method", "llama3")
+    assert len(data()) == before + 1 and data()[-1].endswith("/llama3-10000-128-4096.json")
+    set_control(box, "method", "yarn")
+    assert len(data()) == before + 1
+    assert box.get_attribute("data-busy") is None
+
+
 def test_keyboard_and_dark_scheme(tab, server):
     box = open_explorer(tab, server, "en", "rope-scaling.md", "rope-scaling")
-    slider = box.locator('[name="factor"]')
-    slider.focus()
-    tab.keyboard.press("ArrowRight")
-    assert slider.input_value() == "9"
-    assert shown(box)["attention"][0] == pytest.approx(0.1 * np.log(9) + 1, rel=1e-12)
+    factor = box.locator('[name="factor"]')
+    factor.focus()
+    tab.keyboard.press("ArrowDown")  # 8 -> 12, the next factor offered
+    assert factor.input_value() == "12"
+    idle(box)
+    assert shown(box)["attention"][0] == pytest.approx(0.1 * np.log(12) + 1, rel=1e-12)
     method = box.locator('[name="method"]')
     method.focus()
-    tab.keyboard.press("ArrowUp")  # yarn -> dynamic
+    tab.keyboard.press("ArrowUp")  # yarn -> dynamic: its numbers are another file
     assert method.input_value() == "dynamic"
+    idle(box)
+    assert "base_scaled" in shown(box)
     stroke = "s => getComputedStyle(s).stroke"
     light = box.locator("path.pe-s1").first.evaluate(stroke)
     tab.evaluate("document.body.setAttribute('data-md-color-scheme', 'slate')")

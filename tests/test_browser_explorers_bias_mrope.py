@@ -19,6 +19,7 @@ from test_browser import _url
 from test_browser_explorers import (
     PHONE,
     _open,
+    idle,
     open_explorer,
     set_control,
     shown,
@@ -66,6 +67,7 @@ def _set(box, **values):
     ``set_control`` per control. The explorer may clamp a value; the test asks for none."""
     want = {k: str(v) for k, v in values.items()}
     got = box.locator("form").evaluate(SET_ALL, want)
+    idle(box)
     assert got == want
 
 
@@ -242,6 +244,7 @@ def test_settings_travel_in_the_url_and_the_keyboard_drives_them(tab, server):
     assert "个" in shown_text(box)  # the Chinese readout
     box.locator('[name="head"]').focus()
     tab.keyboard.press("ArrowUp")
+    idle(box)
     assert shown(box)["slope"] == [posenc.alibi_slopes(12)[10]]
     tab.wait_for_function("() => location.search.includes('bias.head=10')")
     box = _opened(tab, server, "en", "mrope.md", "mrope")

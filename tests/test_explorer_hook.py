@@ -162,3 +162,30 @@ def test_a_notebook_says_where_the_explorer_is():
         text = "\n".join(prose.cells)
         assert "posenc-explorer" not in text and words in text
         assert "(https://x.test/rope/#decay-explorer)" in text
+
+
+def test_the_build_writes_the_explorers_numbers_once(tmp_path, monkeypatch):
+    """on_post_build writes hooks/explorer_data.py's files into the site (the English build;
+    the Chinese one shares its assets), one per setting file the scripts fetch, and does not
+    write them again while posenc and the explorers' data code are unchanged."""
+    data = import_hook("explorer_data")
+    config = SimpleNamespace(site_dir=str(tmp_path), theme={"language": "zh"})
+    explorers.on_post_build(config)
+    assert not (tmp_path / data.FOLDER).exists()
+    config.theme = {"language": "en"}
+    explorers.on_post_build(config)
+    folder = tmp_path / data.FOLDER
+    written = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.json"))
+    assert written == sorted(name for name, _ in data.files())
+    assert len(written) == 7 * 3 * 4 * 4 + 3
+    # the grid is the controls' own options
+    spec = {c["name"]: c for c in explorers.EXPLORERS["rope-scaling"]["controls"]}
+    for name in ("method", "base", "dim", "trained", "factor", "current"):
+        assert data.options("rope-scaling", name) == tuple(v for v, _ in spec[name]["options"])
+    calls = []
+    monkeypatch.setattr(data, "write", lambda where: calls.append(where))
+    explorers.on_post_build(config)
+    assert calls == []  # unchanged: not written again
+    (folder / "salt").write_text("another posenc", encoding="utf-8")
+    explorers.on_post_build(config)
+    assert calls == [folder]

@@ -1,87 +1,30 @@
 /* The bias explorer (hooks/explorers.py, EXPLORERS["bias"]): ALiBi's and T5's additive biases.
  *
- * The numbers are posenc's, computed the way posenc computes them:
- * - ALiBi slopes (posenc.alibi_slopes): 2^(-8k/c) for the c = 2^floor(log2 n) first heads, then
- *   2^(-8k/2c) for odd k. NumPy's exp2 rounds these correctly; Math.pow need not (Node 20's
- *   V8 misses the last bit of 72 of the 255 slopes of 1..128 heads, Chromium 156 none), so
- *   exp2neg rounds correctly itself, with BigInt arithmetic, in every engine. The bias of query i and key j is m * (0 - (i - j)), or
- *   m * (0 - |i - j|) bidirectionally, as posenc.alibi_bias forms it in float64.
- * - T5 buckets (posenc.t5_bucket): the logarithmic buckets in float32, as T5 and transformers
- *   compute them (Math.fround after each operation).
+ * It draws; posenc computes (hooks/explorer_data.py writes the numbers at build time, fetched
+ * when first needed):
+ * - ALiBi: posenc.alibi_slopes(n) and their log2 for every head count (data/bias/alibi.json).
+ *   The bias of query i and key j is the slope times the distance, m * (0 - (i - j)), or
+ *   m * (0 - |i - j|) bidirectionally: the one multiplication posenc.alibi_bias does in float64.
+ * - T5: posenc.t5_bucket of every relative position a 256-token map holds, for every number of
+ *   buckets and max_distance, as runs of equal buckets (data/bias/t5-<direction>.json), with
+ *   the readout's numbers; a setting posenc refuses has none.
  * tests/test_browser_explorers_bias_mrope.py compares what is shown with posenc.
  */
 import { chart, colour, el, fmt, line, num, setup, table } from "./common.js"
 
-const bits = new DataView(new ArrayBuffer(8))
-const gcd = (a, b) => (b ? gcd(b, a % b) : a)
-const nudge = (y, by) => {
-  bits.setFloat64(0, y)
-  bits.setBigUint64(0, bits.getBigUint64(0) + BigInt(by))
-  return bits.getFloat64(0)
-}
-
-/* 2^(-a/b) correctly rounded, for positive integers a, b with a/b < 50. */
-export function exp2neg(a, b) {
-  const g = gcd(a, b)
-  a /= g
-  b /= g
-  let y = 2 ** (-a / b)
-  for (let k = 0; k < 4; k++) {
-    bits.setFloat64(0, y)
-    const raw = bits.getBigUint64(0)
-    const M = (raw & ((1n << 52n) - 1n)) | (1n << 52n)  // y = M * 2^E
-    const E = Number(raw >> 52n) - 1075
-    // y is the rounded value when 2^(-a/b) lies between the midpoints (2M -+ 1) 2^(E-1):
-    // compare their b-th powers with 2^-a, scaled to integers
-    const target = 1n << BigInt(-a - b * (E - 1))
-    const B = BigInt(b)
-    if ((2n * M + 1n) ** B <= target) y = nudge(y, 1)
-    else if ((2n * M - 1n) ** B >= target) y = nudge(y, -1)
-    else return y
-  }
-  return y
-}
-
-/* posenc.alibi_slopes(n) (max_bias 8), and each slope's log2 (exact: -8k/c). */
-export function slopes(n) {
-  const c = 2 ** Math.floor(Math.log2(n))
-  const out = [], logs = []
-  for (let k = 1; k <= c; k++) {
-    out.push(exp2neg(8 * k, c))
-    logs.push((-8 * k) / c)
-  }
-  for (let k = 1; out.length < n; k += 2) {
-    out.push(exp2neg(8 * k, 2 * c))
-    logs.push((-8 * k) / (2 * c))
-  }
-  return [out, logs]
-}
+const file = (v) => new URL(
+  `data/bias/${v.scheme === "t5" ? `t5-${v.direction}` : "alibi"}.json`, import.meta.url).href
 
 /* posenc.alibi_bias(T, T, n, causal)[h, i, j] for the slope m of head h. */
 export const alibi = (m, i, j, causal) =>
   causal ? (j <= i ? m * (0 - (i - j)) : -Infinity) : m * (0 - Math.abs(i - j))
 
-/* The exact buckets of t5_bucket, or null where posenc refuses the setting. */
-export function t5Rule(N, D, bidi) {
-  const n = bidi ? Math.floor(N / 2) : N
-  const e = Math.floor(n / 2)
-  if (N < (bidi ? 4 : 2) || !(D > e)) return null
-  return { n, e, logRange: Math.log(D / e) || Math.log1p((D - e) / e) }
-}
-
-/* posenc.t5_bucket(rel, bidirectional, num_buckets) under t5Rule's rule. */
-export function t5Bucket(rel, bidi, rule) {
-  const { n, e, logRange } = rule
-  let r, offset = 0
-  if (bidi) {
-    if (rel > 0) offset = n
-    r = Math.abs(rel)
-  } else r = Math.max(-rel, 0)
-  if (r < e) return offset + r
-  const f = Math.fround
-  let s = f(Math.log(f(f(Math.max(r, e)) / f(e))))
-  s = Math.min(f(f(s / f(logRange)) * f(n - e)), n - e)
-  return offset + Math.min(e + Math.trunc(s), n - 1)
+/* The bucket of each relative position -span..span from the runs posenc's buckets make. */
+export function t5Buckets(runs) {
+  const out = []
+  for (const [bucket, count] of runs) for (let k = 0; k < count; k++) out.push(bucket)
+  const span = (out.length - 1) / 2
+  return (rel) => out[rel + span]
 }
 
 const sup = (node) => {
@@ -159,7 +102,7 @@ function heatmap(ctx, T, value, lo, hi, qi, kj, ends) {
   }
 }
 
-function render(v, ctx) {
+function render(v, ctx, data) {
   const { text } = ctx
   const t5 = v.scheme === "t5"
   const bidi = v.direction === "bidirectional"
@@ -173,7 +116,7 @@ function render(v, ctx) {
   ctx.readout.replaceChildren()
   const svg = ctx.plot("side")
   if (!t5) {
-    const [m, logs] = slopes(heads)
+    const [m, logs] = data[heads]
     const causal = !bidi
     // one colour scale for every head: the steepest head's farthest bias is the darkest
     const steep = Math.max(...m)
@@ -196,16 +139,15 @@ function render(v, ctx) {
     return
   }
   const N = +v.buckets, D = +v.maxdist
-  const rule = t5Rule(N, D, bidi)
-  if (!rule) {
-    const e = Math.floor((bidi ? Math.floor(N / 2) : N) / 2)
+  const rule = data[`${N}-${D}`]
+  if (!rule.runs) {
     heatmap(ctx, T, () => -Infinity, 0, 1, qi, kj, ["", ""])
-    line(ctx.readout, text.t5_refused, { D: String(D), e: String(e), N: String(N) })
+    line(ctx.readout, text.t5_refused, { D: String(D), e: String(rule.exact), N: String(N) })
     svg.replaceChildren()
     table(ctx, text.cols_t5, [])
     return
   }
-  const bucket = (rel) => t5Bucket(rel, bidi, rule)
+  const bucket = t5Buckets(rule.runs)
   // the decoder masks keys after the query (their bucket is 0)
   heatmap(ctx, T, (i, j) => (!bidi && j > i ? -Infinity : bucket(j - i)), 0, N - 1, qi, kj,
     ["0", String(N - 1)])
@@ -214,10 +156,8 @@ function render(v, ctx) {
     i: String(qi), j: String(kj), rel: num(rel, "rel"), b: num(bucket(rel), "bucket"), N: String(N),
   })
   if (!bidi && rel > 0) p5.append(` (${text.masked})`)
-  let far = rule.e
-  while (bucket(-far) !== rule.n - 1) far++
   line(ctx.readout, text.t5_far, {
-    exact: String(rule.e), far: num(far, "far"), last: num(bucket(-far), "last"),
+    exact: String(rule.exact), far: num(rule.far, "far"), last: num(rule.last, "last"),
   })
   const rels = Array.from({ length: 2 * T - 1 }, (_, k) => k - (T - 1))
   const buckets = rels.map(bucket)
@@ -238,7 +178,7 @@ function render(v, ctx) {
 }
 
 export function mount(box) {
-  const ctx = setup(box, render)
+  const ctx = setup(box, render, file)
   const svg = ctx.plot("map")
   // a click on the map picks that query and key (the number fields do it from the keyboard)
   svg.addEventListener("click", (event) => {

@@ -2,16 +2,33 @@
  *
  * An explorer's markup (labelled controls, empty plots, readout, table of values) is written
  * into the page by hooks/explorers.py; assets/posenc.js imports the explorer's module when it
- * nears the viewport and calls its mount(box). Numbers are float64 throughout; each shown
+ * nears the viewport and calls its mount(box). The numbers come from posenc (setup's data);
+ * they are float64 throughout; each shown
  * number carries its exact value in data-v (String(x) round-trips) under a key in data-k,
  * which tests/test_browser_explorers.py reads and compares with posenc.
  */
 
 const SVG = "http://www.w3.org/2000/svg"
 
+/* The numbers an explorer shows are posenc's, computed at build time (hooks/explorer_data.py)
+ * into JSON files under data/ beside this script; data(values) names the file a setting needs
+ * (null: none), fetched the first time it is needed and kept. While one is on its way the box
+ * carries data-busy; it is drawn (render(values, ctx, json)) with the settings of that moment
+ * once the file is here. data-ready marks the first drawing. */
+const loaded = new Map()
+
+function load(url) {
+  if (!loaded.has(url))
+    loaded.set(url, fetch(url)
+      .then((r) => (r.ok ? r.json() : Promise.reject(new Error(`${url}: ${r.status}`))))
+      .then((json) => loaded.set(url, { json }))
+      .catch((error) => loaded.set(url, { error })))
+  return loaded.get(url)
+}
+
 /* The controls, their values in the URL (?<explorer>.<control>=value, only those that differ
  * from the page's defaults) and one render() per change. */
-export function setup(box, render) {
+export function setup(box, render, data = () => null) {
   const name = box.dataset.explorer
   const form = box.querySelector("form")
   const controls = [...form.elements].filter((el) => el.name)
@@ -64,6 +81,27 @@ export function setup(box, render) {
     history.replaceState(history.state, "", url)
     dispatchEvent(new Event("posenc:url"))
   }
+  let waiting = 0
+  const draw = () => {
+    const v = values()
+    const url = data(v)
+    const got = url === null ? { json: null } : load(url)
+    if (got instanceof Promise) {
+      waiting++
+      box.dataset.busy = ""
+      got.then(() => {
+        if (--waiting === 0) delete box.dataset.busy
+        draw()
+      })
+      return
+    }
+    if (got.error) {
+      console.error(got.error)
+      return
+    }
+    render(v, ctx, got.json)
+    if (waiting === 0) box.dataset.ready = ""
+  }
   let pending = 0
   const update = (event) => {
     if (event && event.type === "change") ctx.clamp(event.target)
@@ -71,7 +109,7 @@ export function setup(box, render) {
       return  // still being typed: wait for change
     for (const out of form.querySelectorAll("output"))
       out.textContent = form.elements[out.htmlFor.value.replace(/^.*-/, "")]?.value ?? ""
-    render(values(), ctx)
+    draw()
     if (event) {
       cancelAnimationFrame(pending)
       pending = requestAnimationFrame(remember)
@@ -80,11 +118,10 @@ export function setup(box, render) {
   form.addEventListener("input", update)
   form.addEventListener("change", update)
   form.addEventListener("submit", (event) => event.preventDefault())
-  ctx.details.addEventListener("toggle", () => ctx.details.open && render(values(), ctx))
-  new MutationObserver(() => render(values(), ctx))
+  ctx.details.addEventListener("toggle", () => ctx.details.open && draw())
+  new MutationObserver(draw)
     .observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] })
   update()
-  box.dataset.ready = ""
   return ctx
 }
 

@@ -1,105 +1,39 @@
 /* Explorer 1 (rope-scaling page): the RoPE frequency ladder under each context-extension method.
  *
- * The formulas are those of posenc.rope_frequencies (src/posenc/rope_scaling.py, itself equal to
- * transformers' ROPE_INIT_FUNCTIONS), in float64 and in the same order of operations;
- * tests/test_browser_explorers.py compares every shown number with posenc. NTK-aware scaling is
- * plain RoPE with base b·s^(d/(d−2)). LongRoPE's factors are made up, as the page says:
- * short eᵢ = 1 + 0.25·uᵢ, long eᵢ = max(1, the piecewise-linear curve through (0, 1),
- * (16/63, 1.2), (40/63, 0.75·s), (1, 1.25·s)), uᵢ = i/(d/2 − 1); at d = 128 and s = 8 these are
- * the page's factors.
+ * It draws; posenc computes. The numbers of every setting the controls offer are
+ * posenc.rope_frequencies' (hooks/explorer_data.py writes them at build time, one file per
+ * method, base, head dimension and trained length, fetched when first needed): the scaled
+ * inverse frequencies (0: the plain one; -1: the plain one divided by s, which this script does
+ * and which rounds as NumPy's division), the attention factor, each pair's class and the
+ * readout's numbers. tests/test_browser_explorers.py compares every shown number with posenc.
  */
 import { chart, line, num, setup, table } from "./common.js"
 
 const TWO_PI = 2 * Math.PI
+const LENGTHS = { half: 0.5, trained: 1, double: 2 }
 
-/* np.interp on increasing nodes. */
-function interp(x, xs, ys) {
-  if (x <= xs[0]) return ys[0]
-  for (let k = 1; k < xs.length; k++)
-    if (x <= xs[k]) return ys[k - 1] + ((x - xs[k - 1]) * (ys[k] - ys[k - 1])) / (xs[k] - xs[k - 1])
-  return ys[ys.length - 1]
-}
+/* The file a setting's numbers are in. */
+const file = (v) =>
+  new URL(`data/rope-scaling/${v.method}-${v.base}-${v.dim}-${v.trained}.json`, import.meta.url).href
 
-export function longropeFactors(d, s) {
-  const n = d / 2, last = n - 1
-  const u = (i) => i / last
-  const short = [], long = []
-  for (let i = 0; i < n; i++) {
-    short.push(interp(u(i), [0, 1], [1, 1.25]))
-    long.push(Math.max(1, interp(u(i), [0, 16 / 63, 40 / 63, 1], [1, 1.2, 0.75 * s, 1.25 * s])))
-  }
-  return { short, long }
-}
-
-const LENGTHS = { half: (L0) => L0 / 2, trained: (L0) => L0, double: (L0) => 2 * L0 }
-
-/* Everything the explorer shows, for one setting. */
-export function compute(v) {
-  const d = Number(v.dim), b = Number(v.base), L0 = Number(v.trained), s = Number(v.factor)
-  const L = v.current === "scaled" ? s * L0 : LENGTHS[v.current](L0)
-  const n = d / 2
-  const e = [], plain = []
-  for (let i = 0; i < n; i++) {
-    e.push((2 * i) / d)
-    plain.push(b ** -e[i])
-  }
-  let scaled = plain.slice(), attention = 1, info = {}, gamma = null
-  if (v.method === "linear") scaled = plain.map((t) => t / s)
-  else if (v.method === "ntk") {
-    const b2 = b * s ** (d / (d - 2))
-    scaled = e.map((x) => b2 ** -x)
-    info = { b: b2 }
-  } else if (v.method === "dynamic") {
-    const length = Math.max(L, L0)
-    let b2 = b
-    if (length !== L0) {
-      b2 = b * (s * length / L0 - (s - 1)) ** (d / (d - 2))
-      scaled = e.map((x) => b2 ** -x)
-    }
-    info = { b: b2 }
-  } else if (v.method === "yarn") {
-    attention = s <= 1 ? 1 : 0.1 * Math.log(s) + 1
-    const pairIndex = (rotations) => (d * Math.log(L0 / (rotations * 2 * Math.PI))) / (2 * Math.log(b))
-    let lo = Math.floor(Math.max(pairIndex(32), 0))
-    let hi = Math.ceil(Math.min(pairIndex(1), d - 1))
-    if (lo === hi) hi += 0.001
-    const ramp = plain.map((_, i) => Math.min(1, Math.max(0, (i - lo) / (hi - lo))))
-    scaled = plain.map((t, i) => (t / s) * ramp[i] + t * (1 - ramp[i]))
-    gamma = ramp.map((r) => 1 - r)
-    info = { lo, hi }
-  } else if (v.method === "llama3") {
-    const lowW = L0 / 1, highW = L0 / 4
-    let kept = 0, divided = 0, blended = 0
-    scaled = plain.map((t) => {
-      const w = TWO_PI / t
-      const out = w > lowW ? t / s : t
-      if (w < highW) { kept++; return out }
-      if (w > lowW) { divided++; return out }
-      blended++
-      const smooth = (L0 / w - 1) / (4 - 1)
-      return ((1 - smooth) * out) / s + smooth * out
-    })
-    info = { kept, divided, blended }
-  } else if (v.method === "longrope") {
-    const f = longropeFactors(d, s)
-    const ext = L > L0 ? f.long : f.short
-    scaled = plain.map((t, i) => t / ext[i])
-    attention = s <= 1 ? 1 : Math.sqrt(1 + Math.log(s) / Math.log(L0))
-    info = { long: L > L0, last: ext[n - 1] }
-  }
-  /* A pair turned a full circle within L0 (wavelength <= L0), or else its angles up to L stay
-   * within those of training (L·θ' <= L0·θ, to a relative 1e-9 so that an exact tie such as
-   * linear scaling at L = s·L0 is not decided by rounding), or they go beyond. */
-  const cls = plain.map((t, i) => {
-    if (TWO_PI / t <= L0) return "seen"
-    return L * scaled[i] <= L0 * t * (1 + 1e-9) ? "inside" : "beyond"
-  })
-  return { d, b, L0, s, L, n, plain, scaled, attention, info, gamma, cls }
+/* Everything the explorer shows, for one setting, from its file. */
+export function compute(v, data) {
+  const L0 = Number(v.trained), s = Number(v.factor)
+  const L = v.current === "scaled" ? s * L0 : LENGTHS[v.current] * L0
+  const at = data.at[v.factor]
+  let row = at.inv ? at : at[v.current]
+  if (typeof row === "string") row = at[row]  // the same numbers as another length
+  const plain = data.plain
+  const scaled = row.inv.map((x, i) => (x === 0 ? plain[i] : x === -1 ? plain[i] / s : x))
+  const cls = [...(at.inv ? at.cls[v.current] : row.cls)]
+    .map((c) => ({ s: "seen", i: "inside", b: "beyond" })[c])
+  const gamma = row.info.gamma ?? null
+  return { L0, s, L, n: plain.length, plain, scaled, attention: row.a, info: row.info, gamma, cls }
 }
 
 export function mount(box) {
-  setup(box, (values, ctx) => {
-    const r = compute(values)
+  setup(box, (values, ctx, data) => {
+    const r = compute(values, data)
     const t = ctx.text
     const pairs = r.plain.map((_, i) => i)
     const wave = r.scaled.map((x) => TWO_PI / x)
@@ -153,5 +87,5 @@ export function mount(box) {
       r.gamma ? num(r.gamma[k], "gamma") : "—",
       num(r.L0 * x), num(r.L * r.scaled[k]), t[r.cls[k]],
     ]))
-  })
+  }, file)
 }
