@@ -1,0 +1,195 @@
+"""python -m tools.engines_check: run the engines matrix, write docs/assets/engines_runs.json.
+
+    python -m tools.engines_check --llama-cpp SDIST --llama-lib LIB [--families a b ...]
+                                  [--out PATH] [--work DIR]
+
+SDIST: the unpacked llama-cpp-python sdist; LIB: the folder of the libllama.so built from its
+vendor/llama.cpp (see llama_cpp.py). Without --llama-cpp only MLX runs (where mlx_run.py
+exists). With --families, only those families are run and the other rows of an existing
+record are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import EDGE, TOLERANCE, cannot_load, cell
+from . import checkpoints as ck
+from . import families as fam
+from . import llama_cpp as lc
+
+OUT = fam.ROOT / "docs" / "assets" / "engines_runs.json"
+
+# Why an engine differs, found by reading its code: (engine, family) -> the text, the file
+# (relative to the engine's tree: vendor/llama.cpp for llama.cpp) and a snippet of the line,
+# looked up in the file at each run (a moved line is found again; a vanished one fails loudly).
+CAUSES: dict[tuple[str, str], tuple[str, str, str]] = {}
+
+
+def _cause(engine: str, family: str, sdist: Path | None) -> dict[str, Any] | None:
+    if (engine, family) not in CAUSES:
+        return None
+    text, file, snippet = CAUSES[(engine, family)]
+    if engine == "llama.cpp" and sdist is not None:
+        lines = (lc.vendored(sdist) / file).read_text().splitlines()
+        hits = [i for i, ln in enumerate(lines, 1) if snippet in ln]
+        if len(hits) != 1:
+            raise SystemExit(
+                f"CAUSES[{engine}, {family}]: {snippet!r} found {len(hits)} times in {file}"
+            )
+        return {"text": text, "file": file, "line": hits[0], "code": lines[hits[0] - 1].strip()}
+    return {"text": text, "file": file, "line": None, "code": snippet}
+
+
+def _finish(c: dict[str, Any], engine: str, family: str, sdist: Path | None) -> dict[str, Any]:
+    if c["first"] is None:
+        return c
+    cause = _cause(engine, family, sdist)
+    c["cause"] = cause
+    where = f"{cause['text']}, {cause['file']}:{cause['line']}" if cause else "cause not traced"
+    c["cell"] = f"differs from position {c['first']}: {where}"
+    return c
+
+
+def _mlx() -> Any:
+    here = Path(__file__).resolve().parent / "mlx_run.py"
+    if not here.exists() or importlib.util.find_spec("mlx") is None:
+        return None
+    from . import mlx_run  # type: ignore[attr-defined]
+
+    return mlx_run
+
+
+def _engine_result(res: Any, ref: np.ndarray, trained: int) -> dict[str, Any]:
+    """A cell from what an engine module returned: logits, an error, or a cell already."""
+    if isinstance(res, str):
+        return cannot_load(res)
+    if isinstance(res, np.ndarray):
+        return cell(ref, res, trained)
+    if "cell" in res:
+        return dict(res)
+    if "error" in res:
+        return cannot_load(str(res["error"]))
+    return cell(ref, np.asarray(res["logits"]), trained)
+
+
+def run_family(
+    f: fam.Family, work: Path, sdist: Path | None, lib: Path | None, mlx: Any
+) -> dict[str, Any]:
+    d = ck.build_checkpoint(f, work / f.name)
+    ids = ck.ids(f)
+    ref = ck.reference_logits(d, ids)
+    row: dict[str, Any] = {
+        "name": f.name,
+        "model_type": f.model_type,
+        "architecture": f.architecture,
+        "spelling": f.spelling,
+        "what": f.what,
+        "trained": f.trained,
+        "tokens": f.tokens,
+        "ids_seed": ck.SEED,
+        "config": json.loads((d / "config.json").read_text()),
+        "logit_scale": float(f"{float(np.abs(ref).max()):.4g}"),
+        "engines": {},
+    }
+    timings = {}
+    if sdist is not None and lib is not None:
+        t0 = time.monotonic()
+        gguf = work / f"{f.name}.gguf"
+        err = lc.convert(d, gguf, sdist)
+        if err is not None:
+            c = cannot_load(f"the converter: {err}")
+        else:
+            out = lc.run(gguf, ids, sdist, lib)
+            c = _engine_result(out, ref, f.trained)
+        row["engines"]["llama.cpp"] = _finish(c, "llama.cpp", f.name, sdist)
+        timings["llama.cpp"] = round(time.monotonic() - t0, 1)
+    if mlx is not None:
+        t0 = time.monotonic()
+        try:
+            res = mlx.mlx_cell(d, ids, ref)
+        except Exception as exc:  # a crash of the engine's loader is a cell too
+            res = {"error": f"{type(exc).__name__}: {exc}"}
+        row["engines"]["mlx"] = _finish(_engine_result(res, ref, f.trained), "mlx", f.name, None)
+        timings["mlx"] = round(time.monotonic() - t0, 1)
+    print(f.name, {k: v["cell"][:90] for k, v in row["engines"].items()}, timings, file=sys.stderr)
+    return row
+
+
+def versions(sdist: Path | None, mlx: Any) -> dict[str, str]:
+    import torch
+    import transformers
+
+    v = {"transformers": transformers.__version__, "torch": torch.__version__}
+    if sdist is not None:
+        v.update(lc.version(sdist))
+    if mlx is not None:
+        import importlib.metadata as md
+
+        for name in ("mlx", "mlx-lm"):
+            try:
+                v[name] = md.version(name)
+            except md.PackageNotFoundError:
+                pass
+    return v
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--llama-cpp", type=Path, help="the unpacked llama-cpp-python sdist")
+    p.add_argument("--llama-lib", type=Path, help="the folder of libllama.so built from it")
+    p.add_argument("--families", nargs="*", help="run only these (default: all)")
+    p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--work", type=Path, help="where checkpoints go (default: a temporary folder)")
+    args = p.parse_args(argv)
+    if (args.llama_cpp is None) != (args.llama_lib is None):
+        p.error("--llama-cpp and --llama-lib go together")
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    chosen = fam.by_name(args.families)
+    mlx = _mlx()
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.work or Path(tmp)
+        rows = [run_family(f, work, args.llama_cpp, args.llama_lib, mlx) for f in chosen]
+    old = json.loads(args.out.read_text()) if args.out.exists() and args.families else None
+    if old is not None:
+        mine = {r["name"] for r in rows}
+        rows = [r for r in old["families"] if r["name"] not in mine] + rows
+        order = {f.name: i for i, f in enumerate(fam.FAMILIES)}
+        rows.sort(key=lambda r: order.get(r["name"], len(order)))
+    record = {
+        "recorded": datetime.date.today().isoformat(),
+        "versions": versions(args.llama_cpp, mlx),
+        "tolerance": {
+            "relative": TOLERANCE,
+            "scale": "max |transformers logit| over the run (the family's logit_scale)",
+            "why": "float32 engines that agree differ by ~1e-6 of the logit scale on these "
+            "checkpoints (see the bands of the 'same' cells); a misplaced rotation, scaling or "
+            "mask moves logits by 1e-2 of it and more",
+        },
+        "bands": {
+            "inside": f"[0, trained - {EDGE})",
+            "end": f"[trained - {EDGE}, trained + {EDGE})",
+            "beyond": f"[trained + {EDGE}, tokens)",
+        },
+        "wall_s": round(time.monotonic() - t0, 1),
+        "families": rows,
+    }
+    args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {args.out} ({len(rows)} families, {record['wall_s']} s)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
