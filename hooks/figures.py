@@ -1,17 +1,18 @@
-"""MkDocs hook: draw each figure once per build, not once per language, and keep it out of search.
+"""MkDocs hook: tell site_figures which page is built, keep drawn figures across builds, and keep
+figures out of search.
 
-Both languages run byte-identical code blocks (a test holds them so), so site_figures (beside
-this hook; the pages import it, so this hook puts its folder on ``sys.path``) draws each
-figure once, for the English page, and gives its Chinese twin that SVG with the words translated
-(labels, legends, titles, aria-label): matplotlib lays out and renders no figure twice.
-mkdocs-static-i18n builds the English site first and the Chinese one after it, in the same
-process; the cache is emptied when a new build (of the default language) starts, so
-`mkdocs serve` never shows a stale figure.
+The pages' code blocks import site_figures (beside this hook; this hook puts its folder on
+``sys.path``) and draw each figure in the language of the page being built: this hook names the
+page (``on_page_markdown``), so the same code draws the English figure with English words and
+the Chinese one with Chinese words, each laid out for its own. mkdocs-static-i18n builds the
+English site first and the Chinese one after it, in the same process; what site_figures keeps
+per build is emptied when a new build (of the default language) starts, so `mkdocs serve` never
+shows a stale figure.
 
 Across builds, drawn figures are kept in ``.cache/figures/`` (git ignores it): matplotlib's
 drawing is half of a build's time. A figure is taken from there only when everything it is drawn
-from is unchanged: the page's Markdown (all its code blocks), the source of the posenc package
-and of site_figures,
+from is unchanged: the page's Markdown in its language (all its code blocks), the source of the
+posenc package and of site_figures,
 the data files pages read (docs/assets/*.json: bench.json, atlas.json) and the versions of
 Python, NumPy and matplotlib with the fonts it may use; any change draws it anew. ``POSENC_FIGURE_CACHE=0`` turns the store off.
 
@@ -88,15 +89,12 @@ class FigureStore:
         return self.folder / f"{name}.json"
 
     def get(self, key: str):
+        """(svg, font sizes of its words, svg for a phone or None), or None."""
         try:
-            svg, sizes, layout, narrow, narrow_layout = json.loads(
-                self._path(key).read_text(encoding="utf-8")
-            )
-        except (OSError, ValueError):  # also an entry of the older form (no phone rendition)
+            svg, sizes, narrow = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # also an entry of an older form
             return None
-        words = [tuple(word) for word in layout]
-        narrow_words = [tuple(word) for word in narrow_layout] if narrow_layout else None
-        return svg, sizes, words, narrow, narrow_words
+        return svg, sizes, narrow
 
     def put(self, key: str, value) -> None:
         try:

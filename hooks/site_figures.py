@@ -4,11 +4,14 @@ Part of the site's build code, not of the package (until 0.1 it was ``posenc.plo
 hooks/figures.py puts this folder on ``sys.path`` for the build, and the test suite does too.
 A page draws a figure with matplotlib in an ``exec="on" html="1"`` code block and prints
 ``site_figures.to_html(fig)``: the figure goes into the page as inline SVG, so it needs no
-image file and no request. Both languages run the same code block; on a Chinese page the
-labels, legends, titles and the alt text are translated (``site_figures_zh``). Text stays SVG
-text (``svg.fonttype: none``), so no CJK font is needed at build time and the reader's own fonts
-draw it; matplotlib draws each figure once per build, for the English page, and the Chinese
-page gets that SVG with its words swapped (same data, same layout). The background is transparent and black and the
+image file and no request. Both languages run the same code; each language's figure is drawn by
+matplotlib with that language's words, so it is laid out for them. The words come from a
+strings table, ``words({"en": {...}, "zh": {...}})``, which gives the strings of the language
+of the page being built (the build hook names the page; the code is the same in both
+languages). Words a block gives in English only are looked up in site_figures_zh's table of the
+glossary's Chinese before the Chinese figure is drawn. Text stays SVG text
+(``svg.fonttype: none``) and the reader's own fonts draw it; a CJK font installed here is used
+to measure Chinese words for the layout. The background is transparent and black and the
 default colour cycle become CSS (``currentColor``, ``var(--posenc-c0)``...), so one SVG suits
 the light and the dark scheme.
 """
@@ -20,21 +23,19 @@ import itertools
 import re
 import sys
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["figure", "page_language", "to_html"]
+__all__ = ["figure", "page_language", "to_html", "words"]
 
 _ids = itertools.count(1)
 
-# The site builds each page twice (en, zh) from byte-identical code blocks: the SVG drawn for
-# the English page is kept (with where each word sits) and its words are translated for the
-# Chinese twin. The build hook names the page being rendered; outside a build (page None)
-# nothing is cached.
-_cache: dict = {}
+# The build hook names the page being rendered (None outside a build): its language picks the
+# words, and the page and the code block that drew a figure key the figure in the store.
 _calls: dict = {}
 _page: list[str | None] = [None]
-_webps: dict[str, str] = {}  # embedded PNG -> its WebP form (the Chinese twin has the same)
+_webps: dict[str, str] = {}  # embedded PNG -> its WebP form
 # Across builds the site's hook may lend a store (``get(key)`` / ``put(key, value)``) whose keys
 # it salts with everything a drawing depends on (this package's source, the library versions,
 # the page's code): an unchanged figure is then not drawn again. None: no store.
@@ -70,7 +71,6 @@ def _set_page(src_uri: str | None) -> None:
     """Called by the site's build hook: the page whose code blocks run next (None: no caching)."""
     _page[0] = src_uri
     if src_uri is None:
-        _cache.clear()
         _calls.clear()
         _webps.clear()
 
@@ -85,6 +85,53 @@ def page_language() -> str:
 
 
 _language = page_language
+LANGUAGES = ("en", "zh")
+
+
+def words(table: Mapping[str, Mapping[str, str]]) -> Mapping[str, str]:
+    """A figure's strings in the language of the page being built (``"en"`` outside a build).
+
+    ``table`` maps each language of the site (``"en"``, ``"zh"``) to the figure's strings,
+    under the same keys in both::
+
+        w = words({"en": {"x": "position $p$"}, "zh": {"x": "位置 $p$"}})
+        ax.set_xlabel(w["x"])
+
+    Chinese words follow docs/zh/glossary.md; math in a Chinese string is written as Unicode
+    text when drawn (mathtext draws no CJK).
+
+    Raises
+    ------
+    TypeError
+        ``table`` or one of its values is not a mapping, or a string is not a ``str``.
+    ValueError
+        ``table`` does not hold exactly the site's languages, or its languages' keys differ.
+    """
+    if not isinstance(table, Mapping):
+        raise TypeError(
+            f"table must be a mapping of language to strings, got {type(table).__name__}"
+        )
+    if set(table) != set(LANGUAGES):
+        raise ValueError(
+            f"table must have the languages {list(LANGUAGES)}, got {sorted(map(str, table))}"
+        )
+    keys = None
+    for lang in LANGUAGES:
+        strings = table[lang]
+        if not isinstance(strings, Mapping):
+            raise TypeError(f"table[{lang!r}] must be a mapping, got {type(strings).__name__}")
+        bad = [k for k, v in strings.items() if not isinstance(v, str)]
+        if bad:
+            raise TypeError(
+                f"table[{lang!r}][{bad[0]!r}] must be a str, got {type(strings[bad[0]]).__name__}"
+            )
+        if keys is not None and set(strings) != keys:
+            raise ValueError(
+                f"table[{lang!r}] must have the keys of table['en'] {sorted(keys)}, "
+                f"got {sorted(strings)}"
+            )
+        keys = set(strings)
+    return table[page_language()]
 
 
 def figure(width: float = 6.4, height: float = 3.2, **kwargs: Any) -> Any:
@@ -165,20 +212,6 @@ def _min_size(texts: list[Any]) -> None:
     for t in texts:
         if t.get_fontsize() < MIN_FONT_PT:
             t.set_fontsize(MIN_FONT_PT)
-
-
-def _layout(texts: list[Any]) -> list[tuple[str, str, float, str, float]]:
-    """Each word as drawn: string, alignment, rotation, rotation mode, width in SVG units (pt)."""
-    from matplotlib.text import Text
-
-    out = []
-    for t in texts:
-        # the text's own box (an Annotation's would hold its arrow), in the SVG's units (pt)
-        box = Text.get_window_extent(t, dpi=72)
-        angle = t.get_rotation()
-        width = box.height if angle % 180 == 90 else box.width
-        out.append((t.get_text(), t.get_ha(), angle, t.get_rotation_mode(), width))
-    return out
 
 
 def _narrow(fig: Any) -> bool:
@@ -350,60 +383,38 @@ def _slim(svg: str) -> str:
 def to_html(fig: Any, *, alt: str = "") -> str:
     """The figure as an inline ``<svg>`` inside ``<div class="posenc-figure">``; closes it.
 
-    On a Chinese page (during the site build) the figure's text and ``alt`` are translated."""
+    On a Chinese page (during the site build) a string of the figure or ``alt`` given in English
+    only is replaced by the Chinese of site_figures_zh's table, and math in Chinese words by
+    Unicode text, before the figure is laid out and drawn."""
     import matplotlib.pyplot as plt
-    from site_figures_zh import translate, translate_svg
+    from site_figures_zh import translate
 
-    zh = _language() == "zh"
+    lang = _language()
     texts = _texts(fig)
+    if lang == "zh":
+        alt = translate(alt)
+        for t in texts:
+            t.set_text(translate(t.get_text()))
     _min_size(texts)
     key = None
     if _page[0] is not None:
         code = sys._getframe(1).f_code  # the code block that drew the figure
         page = _page[0].split("/", 1)[1] if _page[0].startswith(("en/", "zh/")) else _page[0]
         call = _calls.setdefault((_page[0], code), itertools.count())
-        key = (page, _code_key(code), next(call))
-    # (svg, the words' font sizes, their layout, svg for a phone or None, its layout or None)
-    drawn: tuple[Any, ...] | None = None
-    if zh:
-        alt = translate(alt)
-        words = [translate(t.get_text()) for t in texts]
-        twin = _cache.get(key)
-        # the English page's figure with the words swapped: same data, matplotlib runs once
-        if twin is not None and twin[1] == [t.get_fontsize() for t in texts]:
-            wide = translate_svg(twin[0], twin[2], words)
-            narrow = translate_svg(twin[3], twin[4], words) if twin[3] is not None else None
-            if wide is not None and (narrow is not None or twin[3] is None):
-                drawn = (wide, None, None, narrow, None)
-            elif wide is not None:
-                # the phone rendition wrapped a title into lines the words cannot be swapped in:
-                # the wide figure stays the English one's twin (the same plot box, whatever fonts
-                # are installed); only the phone rendition is laid out for the Chinese words
-                for t, word in zip(texts, words, strict=True):
-                    t.set_text(word)
-                drawn = (wide, None, None, _save_narrow(fig), None)
-        if drawn is None:  # no English twin (or other words): draw it in Chinese
-            for t, word in zip(texts, words, strict=True):
-                t.set_text(word)
-    if drawn is None:
-        store = _store[0] if key is not None and not zh else None
-        stored = store.get(repr(key)) if store is not None else None
-        if stored is not None and stored[1] == [t.get_fontsize() for t in texts]:
-            drawn = stored  # drawn by an earlier build from the same code and package
-        else:
-            sizes = [t.get_fontsize() for t in texts]
-            # where each word sits, for the Chinese twin of an English figure
-            wide, layout = _save(fig), None if zh else _layout(texts)
-            narrow = _save_narrow(fig)
-            drawn = (wide, sizes, layout, narrow, None if zh or not narrow else _layout(texts))
-            if store is not None:
-                store.put(repr(key), drawn)
-        if key is not None and not zh:
-            _cache[key] = drawn
+        key = (lang, page, _code_key(code), next(call))
+    store = _store[0] if key is not None else None
+    sizes = [t.get_fontsize() for t in texts]
+    stored = store.get(repr(key)) if store is not None else None
+    if stored is not None and stored[1] == sizes:
+        wide, narrow = stored[0], stored[2]  # drawn by an earlier build from the same code
+    else:
+        wide, narrow = _save(fig), _save_narrow(fig)
+        if store is not None:
+            store.put(repr(key), (wide, sizes, narrow))
     plt.close(fig)
-    svgs = [_finish(drawn[0], alt, "posenc-wide" if drawn[3] else "")]
-    if drawn[3] is not None:
-        svgs.append(_finish(drawn[3], alt, "posenc-narrow"))
+    svgs = [_finish(wide, alt, "posenc-wide" if narrow else "")]
+    if narrow is not None:
+        svgs.append(_finish(narrow, alt, "posenc-narrow"))
     # the figure scales to the column; one drawn for phones too is marked for posenc.css
     narrow_mark = " data-narrow" if len(svgs) > 1 else ""
     return f'<div class="posenc-figure"{narrow_mark}>\n' + "\n".join(svgs) + "\n</div>"

@@ -1,8 +1,11 @@
-"""Chinese text of the site's figures: labels, legends, titles and alt text (used by site_figures).
+"""The glossary's Chinese for figure strings that a page's code gives in English only (site_figures).
 
-The pages' code blocks are the same in both languages (a test holds them so), so a figure's
-English strings are translated here when it is drawn for a Chinese page. Math (``$...$``), numbers
-and names (posenc, YaRN, float32...) stay as they are. Terms follow docs/zh/glossary.md.
+A figure's code takes its strings from a table per language (``site_figures.words``); where a
+block still gives a string in English only (a label, legend, title or alt text), site_figures
+looks it up here before the Chinese figure is laid out and drawn, so that figure is drawn with
+its Chinese words. Math (``$...$``), numbers and names (posenc, YaRN, float32...) stay as they
+are; math in a Chinese string becomes Unicode text (mathtext draws no CJK). Terms follow
+docs/zh/glossary.md.
 """
 
 from __future__ import annotations
@@ -192,93 +195,3 @@ def untranslated(text: str) -> bool:
     """Whether ``text`` still holds an English word outside math (two or more letters)."""
     prose = re.sub(r"\$[^$]*\$", "", text)
     return translate(text) == text and bool(re.search(r"[A-Za-z]{2,}", prose))
-
-
-# --- the Chinese figure from the English SVG ------------------------------------------------------
-# A figure is drawn once, for the English page (text kept as SVG text, ``svg.fonttype: none``);
-# its Chinese twin is that SVG with the words swapped, so both show the same data and matplotlib
-# lays out and renders each figure once per build.
-
-_PLAIN_TEXT = re.compile(r"<text (?P<attrs>[^>]*)>(?P<body>[^<]*)</text>")
-# mathtext: matplotlib writes the string as a comment, then a group of one tspan per glyph
-_MATH_TEXT = re.compile(
-    r"<!-- (?P<s>.*?) -->(?P<ws>\s*)<g (?P<attrs>[^>]*)>\s*<text>(?P<spans>.*?)</text>.*?</g>", re.S
-)
-_TSPAN = re.compile(r'<tspan x="[^"]*" y="(?P<y>[^"]*)" style="[^"]*?font-size: (?P<size>[\d.]+)px')
-
-
-def _cdata(s: str) -> str:
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _num(x: float) -> str:
-    return f"{x:.6f}".rstrip("0").rstrip(".")
-
-
-def _anchor(ha: str, angle: float, mode: str, width: float) -> tuple[float, str]:
-    """Where along the English text (0..width) the Chinese starts, and its ``text-anchor``."""
-    if angle % 360 and mode != "anchor":  # rotated about its bounding box: keep the centre
-        ha = "center"
-    return {"left": (0.0, "start"), "right": (width, "end")}.get(ha, (width / 2, "middle"))
-
-
-def translate_svg(
-    svg: str, texts: list[tuple[str, str, float, str, float]], zh: list[str]
-) -> str | None:
-    """The SVG of an English figure with its words in Chinese, or None where that cannot be done.
-
-    ``svg`` is matplotlib's output before any post-processing. ``texts`` describes the figure's
-    words as drawn (string, horizontal alignment, rotation, rotation mode, width in pt along the
-    text); ``zh`` holds the Chinese for each, in the same order. Tick labels and strings that stay
-    the same are left as they are. None when two words would need different Chinese or a word to
-    be changed is not found in the SVG (the caller then draws the figure in Chinese)."""
-    if len(texts) != len(zh):
-        return None
-    new: dict[str, tuple[str, tuple[str, float, str, float]]] = {}
-    for (en, *how), cn in zip(texts, zh, strict=True):
-        if en == cn:
-            continue
-        if new.setdefault(en, (cn, tuple(how)))[0] != cn:  # type: ignore[arg-type]
-            return None
-    if not new:
-        return svg
-    done: set[str] = set()
-    body = {_cdata(en): en for en in new}  # as matplotlib writes a string: text, or a comment
-    comment = {re.sub("-(?=-)", "- ", _cdata(en)): en for en in new}
-
-    def plain(m: re.Match[str]) -> str:
-        en = body.get(m["body"])
-        if en is None:
-            return m[0]
-        done.add(en)
-        cn, (ha, angle, mode, width) = new[en]
-        attrs = m["attrs"]
-        if " x=" not in f" {attrs}":  # placed by its left end (rotated text): re-anchor
-            x, anchor = _anchor(ha, angle, mode, width)
-            style = rf'style="\1; text-anchor: {anchor}"'
-            attrs = re.sub(r'style="([^"]*)"', style, attrs, count=1)
-            attrs = f'x="{_num(x)}" {attrs}'
-        return f"<text {attrs}>{_cdata(cn)}</text>"
-
-    def math(m: re.Match[str]) -> str:
-        en = comment.get(m["s"])
-        if en is None:
-            return m[0]
-        spans = [(float(t["size"]), t["y"]) for t in _TSPAN.finditer(m["spans"])]
-        if not spans:
-            return m[0]
-        done.add(en)
-        cn, (ha, angle, mode, width) = new[en]
-        size = max(s for s, _ in spans)
-        ys = [y for s, y in spans if s == size]
-        baseline = max(set(ys), key=ys.count)  # the main line, not a sub- or superscript
-        x, anchor = _anchor(ha, angle, mode, width)
-        text = (
-            f'<text x="{_num(x)}" y="{baseline}" '
-            f'style="font-size: {_num(size)}px; text-anchor: {anchor}">{_cdata(cn)}</text>'
-        )
-        return f"{m['ws']}<g {m['attrs']}>\n{text}\n</g>"
-
-    out = _PLAIN_TEXT.sub(plain, svg)
-    out = _MATH_TEXT.sub(math, out)
-    return out if done == set(new) else None
