@@ -126,6 +126,17 @@ zensical-check: setup
 math-engines: setup
 	$(BIN)/python tools/math_engines.py
 
+# Tiny checkpoints of each architecture family run in llama.cpp (and in MLX where
+# tools/engines_check/mlx_run.py and mlx are installed) against transformers: the matrix in
+# docs/assets/engines_runs.json (tools/engines_check; not part of make test). LLAMA_CPP: the
+# unpacked llama-cpp-python sdist; LLAMA_LIB: the libllama.so built from its vendor/llama.cpp
+# (the commands are in tools/engines_check/__init__.py).
+LLAMA_CPP ?= ../engines/llama_cpp_python-0.3.36
+LLAMA_LIB ?= ../engines/build/bin
+.PHONY: engines-check
+engines-check: setup
+	$(BIN)/python -m tools.engines_check --llama-cpp $(LLAMA_CPP) --llama-lib $(LLAMA_LIB)
+
 # Rewrites files: the import order and other safe fixes, then the formatter (make test checks both).
 format: setup
 	$(BIN)/ruff check --fix $(LINTED)
