@@ -101,6 +101,16 @@ ATLAS_VERSION ?=
 atlas-check: setup
 	$(BIN)/python tools/atlas_check.py $(if $(ATLAS_VERSION),--version $(ATLAS_VERSION))
 
+# The atlas's differential fuzzer (issue 38): generated configs of every position-bearing model
+# type of the installed transformers against its own code; a summary table, the JSON report in
+# build/atlas_fuzz/ and each minimal disagreement in tests/hf_corpus/fuzz/found/ (tools/atlas_fuzz).
+FUZZ_N ?= 5
+FUZZ_SEED ?= 0
+.PHONY: atlas-fuzz
+atlas-fuzz: setup
+	$(BIN)/python -m tools.atlas_fuzz --per-type $(FUZZ_N) --seed $(FUZZ_SEED) --write-findings \
+		--out build/atlas_fuzz/report.json
+
 # Refreshes the locks: every package to its newest release within pyproject.toml's ranges and
 # requirements/constraints.txt (`make lock UPGRADE=` re-resolves and keeps what it can, e.g.
 # after a merge), and package-lock.json to package.json. The scheduled workflow
