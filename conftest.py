@@ -1,4 +1,4 @@
-"""Suite-wide options and collection: ``--device``, and Sybil over docs/**/*.md and src/**/*.py.
+"""Suite-wide options and collection: ``--device``, and Sybil over docs_src/*.md and src/**/*.py.
 
 ``--device cpu|cuda|meta`` sets torch's default device for the whole run, so the same doctests,
 page code and unit tests run on that device. ``--device all`` runs the suite once per device.
@@ -17,6 +17,7 @@ from sybil import Sybil
 from sybil.integration.pytest import SybilItem
 from sybil.parsers.markdown import PythonCodeBlockParser
 from sybil.parsers.rest import DocTestParser
+from sybil.sybil import SybilCollection
 
 DEVICES = ("cpu", "cuda", "meta")
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
@@ -135,20 +136,31 @@ _NEED_TORCH = (
     ]
 )
 
-pytest_collect_file = (
-    Sybil(
-        parsers=[PythonCodeBlockParser(doctest_optionflags=FLAGS)],
-        patterns=["*.md"],
-        path="docs",
-        setup=_setup,
-        name="pages",
-    )
-    + Sybil(
-        parsers=[DocTestParser(optionflags=FLAGS)],
-        patterns=["*.py"],
-        path="src",
-        excludes=_NEED_TORCH,
-        setup=_setup,
-        name="docstrings",
-    )
+pytest_collect_file = SybilCollection(
+    [
+        # the pages' code, written once in docs_src/<page>.md (both languages include it): each
+        # file's blocks run in order in one namespace, as a reader of the page runs them
+        Sybil(
+            parsers=[PythonCodeBlockParser(doctest_optionflags=FLAGS)],
+            patterns=["*.md"],
+            path="docs_src",
+            setup=_setup,
+            name="page-code",
+        ),
+        Sybil(
+            parsers=[PythonCodeBlockParser(doctest_optionflags=FLAGS)],
+            patterns=["*.md"],
+            path="docs",
+            setup=_setup,
+            name="pages",
+        ),
+        Sybil(
+            parsers=[DocTestParser(optionflags=FLAGS)],
+            patterns=["*.py"],
+            path="src",
+            excludes=_NEED_TORCH,
+            setup=_setup,
+            name="docstrings",
+        ),
+    ]
 ).pytest()

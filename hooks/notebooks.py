@@ -61,6 +61,52 @@ TEXT = {
 
 # --- the page's code blocks ------------------------------------------------------------------
 
+# The pages' code is written once, in docs_src/<page>.md, and a page includes each block with a
+# line of pymdownx.snippets (mkdocs.yml): ``--8<-- "docs_src/rope.md:pairings"``. The build
+# expands those lines after the hooks' on_page_markdown; what reads a page's code here (and in
+# tests/) expands them first, with the same result (tests/test_site.py holds it to snippets').
+ROOT = Path(__file__).resolve().parent.parent
+INCLUDE = re.compile(
+    r'^(?P<indent>[ \t]*)-+8<-+[ \t]+"(?P<path>[^":]+)(?::(?P<section>[a-z][-_0-9a-z]*))?"$'
+)
+SECTION = re.compile(r"-+8<-+[ \t]+\[[ \t]*(?P<type>start|end)[ \t]*:[ \t]*(?P<name>[-_0-9a-z]+)")
+
+
+def _section(lines: list[str], name: str, path: str) -> list[str]:
+    start = next((n for n, x in enumerate(lines) if _marks(x, "start", name)), None)
+    if start is None:
+        raise ValueError(f"{path}: no section {name!r} (a page includes it)")
+    stop = next((n for n, x in enumerate(lines) if n > start and _marks(x, "end", name)), None)
+    if stop is None:
+        raise ValueError(f"{path}: section {name!r} is not closed")
+    return lines[start + 1 : stop]
+
+
+def _marks(line: str, kind: str, name: str) -> bool:
+    m = SECTION.search(line)
+    return m is not None and m["type"] == kind and m["name"] == name
+
+
+def expand(markdown: str, root: Path = ROOT) -> str:
+    """The page with each include line replaced by the lines it includes (a named section of a
+    file, or the file without its section marks), indented as the line is."""
+    out = []
+    for line in markdown.split("\n"):
+        m = INCLUDE.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        path = root / m["path"]
+        if not path.is_file():
+            raise ValueError(f"{m['path']}: no such file (a page includes it)")
+        lines = path.read_text(encoding="utf-8").split("\n")
+        if m["section"]:
+            lines = _section(lines, m["section"], m["path"])
+        else:
+            lines = [x for x in lines if not SECTION.search(x)]
+        out.extend(m["indent"] + x for x in lines)
+    return "\n".join(out)
+
 
 def fenced(lines: list[str], i: int) -> tuple[str, str, list[str], int] | None:
     """The fenced block opening at ``lines[i]``: (indent, info, dedented body, next line);
@@ -93,8 +139,9 @@ def _is_python(info: str) -> bool:
 
 
 def code_blocks(markdown: str) -> list[str]:
-    """Bodies (dedented) of the ```python blocks of a page that are not markdown-exec blocks."""
-    blocks, lines, i = [], markdown.splitlines(), 0
+    """Bodies (dedented) of the ```python blocks of a page that are not markdown-exec blocks,
+    its include lines expanded."""
+    blocks, lines, i = [], expand(markdown).splitlines(), 0
     while i < len(lines):
         block = fenced(lines, i)
         if block is None:
@@ -259,7 +306,7 @@ def page_cells(markdown: str, lang: str, page_url: str, site: str) -> list[dict[
     """The page as cells, in order: {"markdown": text}, or a code cell of code_cells."""
     prose = Prose(page_url, site, lang)
     cells: list[dict[str, Any]] = []
-    lines, i = COMMENT.sub("", PLACEHOLDER.sub(GENERATED, markdown)).splitlines(), 0
+    lines, i = COMMENT.sub("", PLACEHOLDER.sub(GENERATED, expand(markdown))).splitlines(), 0
     while i < len(lines):
         block = fenced(lines, i)
         if block is None:

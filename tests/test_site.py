@@ -17,16 +17,77 @@ def test_every_page_has_its_twin():
     assert pages("en") == pages("zh")
 
 
+def _source(lang: str, page: str) -> str:
+    """The page as the build renders it: its include lines replaced by the code of docs_src/."""
+    return _hook("notebooks").expand((DOCS / lang / page).read_text(encoding="utf-8"))
+
+
+def _includes(text: str) -> list[str]:
+    return [line for line in text.splitlines() if _hook("notebooks").INCLUDE.match(line)]
+
+
 @pytest.mark.parametrize("page", pages("en"))
 def test_twins_share_outline_anchors_and_code(page):
-    en_headings, en_code = parse((DOCS / "en" / page).read_text(encoding="utf-8"))
-    zh_headings, zh_code = parse((DOCS / "zh" / page).read_text(encoding="utf-8"))
+    """Same headings and anchors; the same include lines, in order (the same code)."""
+    en, zh = ((DOCS / lang / page).read_text(encoding="utf-8") for lang in LANGS)
+    en_headings, en_code = parse(_source("en", page))
+    zh_headings, zh_code = parse(_source("zh", page))
     missing = [title for level, anchor, title in en_headings + zh_headings if not anchor]
     assert not missing, f"headings without an explicit {{ #anchor }}: {missing}"
     assert [(lvl, a) for lvl, a, _ in en_headings] == [(lvl, a) for lvl, a, _ in zh_headings]
+    assert _includes(en) == _includes(zh)
     assert len(en_code) == len(zh_code), "different number of code blocks"
     for n, (a, b) in enumerate(zip(en_code, zh_code, strict=True)):
         assert a == b, f"code block {n} differs between en and zh"
+
+
+def test_included_code_is_what_snippets_includes():
+    """notebooks.expand (which the notebooks and these tests read pages with) gives the text
+    pymdownx.snippets gives the build, configured as mkdocs.yml configures it; every section of
+    docs_src/ is included by both languages of its page, and nothing else is there."""
+    import markdown
+
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+    options = next(
+        e["pymdownx.snippets"]
+        for e in config["markdown_extensions"]
+        if isinstance(e, dict) and "pymdownx.snippets" in e
+    )
+    md = markdown.Markdown(
+        extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": options}
+    )
+    snippets = md.preprocessors["snippet"]
+    notebooks = _hook("notebooks")
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # base_path "." is the repository root, where the site is built
+    try:
+        for lang in LANGS:
+            for page in pages(lang):
+                text = (DOCS / lang / page).read_text(encoding="utf-8")
+                ours = notebooks.expand(text).split("\n")
+                assert ours == snippets.run(text.split("\n")), f"{lang}/{page}"
+    finally:
+        os.chdir(cwd)
+    for path in sorted((ROOT / "docs_src").glob("*.md")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        names = [
+            m["name"] for x in lines if (m := notebooks.SECTION.search(x)) and m["type"] == "start"
+        ]
+        for lang in LANGS:
+            page = DOCS / lang / path.name
+            used = [
+                m["section"]
+                for x in (page.read_text(encoding="utf-8") if page.is_file() else "").splitlines()
+                if (m := notebooks.INCLUDE.match(x)) and m["path"] == f"docs_src/{path.name}"
+            ]
+            assert used == names, f"{lang}/{path.name} includes {used}, docs_src has {names}"
+        # outside its sections, a file holds its opening comment and blank lines: no code
+        # that no page shows
+        text = re.sub(r"\A<!--.*?-->", "", path.read_text(encoding="utf-8"), flags=re.S)
+        inside = re.compile(
+            r"<!-- -+8<-+ \[start:([-\w]+)\] -->\n.*?<!-- -+8<-+ \[end:\1\] -->", re.S
+        )
+        assert not inside.sub("", text).strip(), path.name
 
 
 def test_anchors_are_unique_per_page():
@@ -124,7 +185,7 @@ def test_code_lines_fit_the_code_box(lang):
     """No code line is longer than a code box shows at 1280 px, so no comment is cut mid-word."""
     long = []
     for page in pages(lang):
-        for _, body in parse((DOCS / lang / page).read_text(encoding="utf-8"))[1]:
+        for _, body in parse(_source(lang, page))[1]:
             long += [
                 f"{page}: {line}" for line in body.splitlines() if len(line) > CODE_BOX_COLUMNS
             ]
@@ -210,7 +271,7 @@ def test_pages_with_code_offer_notebook_and_script(built_site):
     for page in pages("en"):
         code = {}
         for lang in LANGS:
-            md = (DOCS / lang / page).read_text(encoding="utf-8")
+            md = _source(lang, page)
             blocks = _python_blocks(md)
             stem = page[:-3] + (".zh" if lang == "zh" else "")
             folder = _html(built_site, lang, page).parent
