@@ -22,6 +22,7 @@ from ci_rule import require
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = json.loads((ROOT / "docs" / "assets" / "engines.json").read_text())
+RUNS = json.loads((ROOT / "docs" / "assets" / "engines_runs.json").read_text())
 CASES = {c["name"]: c for c in RECORD["cases"]}
 POSITIONS = np.array(RECORD["positions"])
 # the cases llama.cpp's converter converted from a transformers-4 config.json (GPT-NeoX, which it
@@ -40,6 +41,18 @@ LOADER_DEFAULTS = {"rope.freq_base": 10000.0, "rope.scaling.type": "none"}
 def queries(head_dim: int) -> np.ndarray:
     """tools/engines_record.py's fixed input (float32 there; the same numbers here)."""
     return np.random.default_rng(2024).normal(size=(len(POSITIONS), head_dim)).astype(np.float32)
+
+
+def _legacy(cfg: dict) -> dict:
+    """``cfg`` in the transformers-4 spelling the record's "legacy" runs were given."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from engines_record import legacy
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return legacy(cfg)
 
 
 def _rec(case: dict, engine: str, variant: str = "legacy") -> dict:
@@ -217,7 +230,8 @@ def test_mlx_module_matches_mlx_lm(name):
     transformers' rotation (LongRoPE: the long factors, which mlx-lm always takes)."""
     case = CASES[name]
     rec = _rec(case, "mlx")
-    got = posenc.mlx_rope(case["config"])
+    got = posenc.mlx_rope(_legacy(case["config"]))
+    assert got["ignored"] is None and got["error"] is None
     assert got["module"].removeprefix("nn.") == rec["class"]
     assert got["dims"] == rec["dims"]
     # SuScaledRoPE has no such attribute: it always pairs halves (traditional=False)
@@ -233,6 +247,27 @@ def test_mlx_module_matches_mlx_lm(name):
             scaling=dict(layer.scaling), seq_len=131072,
         )  # fmt: skip
     np.testing.assert_allclose(rec["output"], want, rtol=0, atol=5e-5)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mlx_rope_of_a_transformers5_config_is_what_mlx_lm_built(name):
+    """issue 39: for a config.json as transformers 5 writes it (the rope only under
+    rope_parameters) posenc.mlx_rope said what mlx-lm should build (Llama3RoPE, base 5e5 for
+    Llama 3.1); mlx-lm 0.32.2 built plain nn.RoPE with its ModelArgs default base, or refused
+    the config: posenc now says what the record saw mlx-lm build."""
+    case = CASES[name]
+    rec = case["mlx"]["transformers5"]
+    got = posenc.mlx_rope(case["config"])
+    if "error" in rec:
+        assert got["module"] is None and got["error"] and got["ignored"] == "rope_parameters"
+        assert rec["error"].startswith("TypeError: ModelArgs.__init__() missing")
+        return
+    assert got["error"] is None
+    assert got["module"].removeprefix("nn.") == rec["class"] == "RoPE"
+    assert got["dims"] == rec["dims"] and got["traditional"] == rec["traditional"]
+    assert math.isclose(got["base"], rec["base"]) and math.isclose(got["scale"], rec["scale"])
+    reads = case["config"]["model_type"] == "qwen3"  # models/qwen3.py:33-38
+    assert got["ignored"] == (None if reads else "rope_parameters")
 
 
 def test_mlx_lm_ignores_rope_parameters():
@@ -307,7 +342,8 @@ def test_explain_engines(name):
         text = posenc.explain_engines(cfg, lang)
         lines = text.splitlines()
         assert lines[0].startswith(("In llama.cpp / MLX / vLLM", "在 llama.cpp / MLX / vLLM 中"))
-        assert repr(g["arch"]) in lines[1] and g["rope_type"].upper() in lines[1]
+        head = next(x for x in lines if x.startswith(("  llama.cpp: GGUF", "  llama.cpp：GGUF")))
+        assert repr(g["arch"]) in head and g["rope_type"].upper() in head
         for key, value in g["metadata"].items():
             line = next(x for x in lines if x.strip().startswith(key + " = "))
             shown = line.split(" = ", 1)[1]
@@ -315,7 +351,10 @@ def test_explain_engines(name):
                 assert math.isclose(float(shown), value, rel_tol=1e-5), (line, value)
             else:
                 assert shown == repr(value), (line, value)
-        assert m["module"] + f"(dims={m['dims']}, traditional={m['traditional']}" in text
+        if m["error"] is None:
+            assert m["module"] + f"(dims={m['dims']}, traditional={m['traditional']}" in text
+        else:
+            assert "MLX (mlx-lm): cannot load" in text or "MLX（mlx-lm）：无法加载" in text
         assert lines[-1].strip().startswith(f"max_model_len = {v['max_model_len']}")
         if v["backend"] == "native":
             assert f"is_neox_style={v['is_neox_style']})" in text
@@ -323,6 +362,189 @@ def test_explain_engines(name):
         assert text == posenc.explain_engines(posenc.hf.describe(cfg), lang)
         full = posenc.hf.describe(cfg).explain(lang)
         assert full.endswith("\n" + text) and full.count(lines[0]) == 1
+
+
+READ_LABEL = {
+    "en": "  read from the engine's source, not run:",
+    "zh": "  以下读自引擎的源码，未实际运行：",
+}
+RUN_NAMES = {"llama.cpp": "llama.cpp", "mlx": "MLX"}
+
+
+def _run_part(text: str, lang: str) -> tuple[str, list[str]]:
+    """The run section of an explain_engines text (its wrapped lines joined) and the rest."""
+    lines = text.splitlines()
+    label = lines.index(READ_LABEL[lang])
+    return " ".join(x.strip() for x in lines[1:label]), lines[label + 1 :]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_explain_engines_states_what_the_run_matrix_observed(name, lang):
+    """issue 39, item 5: the engine section states each cell the run matrix
+    (engines_runs.json) holds for the config's model type, engine by engine, and labels the
+    rest "read from the engine's source, not run"; nothing below that label claims a run."""
+    cfg = CASES[name]["config"]
+    fams = [f for f in RUNS["families"] if f["model_type"] == cfg["model_type"]]
+    ran, rest = _run_part(posenc.explain_engines(cfg, lang), lang)
+    cells = [(e, f) for e in RUN_NAMES for f in fams if e in f["engines"]]
+    assert bool(ran) == bool(cells)
+    sep = ", " if lang == "en" else "，"
+    colon = ": " if lang == "en" else "："
+    for engine, fam in cells:
+        cell = fam["engines"][engine]
+        item = f"{RUN_NAMES[engine]}{sep}{fam['name']}{colon}"
+        assert ran.count(item) == 1, (item, ran)
+        said = ran.split(item, 1)[1]
+        if cell["cell"] == "same":
+            want = {
+                "en": f"same logits as transformers at positions 0..{fam['tokens'] - 1}",
+                "zh": f"在位置 0..{fam['tokens'] - 1} 上与 transformers 的 logits 相同",
+            }[lang]
+        elif cell["first"] is not None:
+            want = cell["cell"] if lang == "en" else f"从位置 {cell['first']} 起"
+        else:
+            msg = cell["cell"].removeprefix("cannot load: ")
+            want = cell["cell"] if lang == "en" else f"无法加载：{msg}"
+        assert said.startswith(want), (want, said)
+    if cells:
+        tol = RUNS["tolerance"]["relative"]
+        assert (
+            f"tolerance {tol:g} x" if lang == "en" else f"容差为最大 |logit| 的 {tol:g} 倍"
+        ) in ran
+    assert not any("same logits" in x or "相同" in x for x in rest)
+
+
+@pytest.fixture
+def runs_file(monkeypatch, tmp_path):
+    """posenc.engines reading a run record of the test's own (None: no record at all)."""
+
+    def use(record: dict | None) -> None:
+        path = tmp_path / "engines_runs.json"
+        if record is not None:
+            path.write_text(json.dumps(record), encoding="utf-8")
+        monkeypatch.setattr(posenc.engines, "RUNS_FILES", (path,))
+        posenc.engines._load_runs.cache_clear()
+
+    yield use
+    posenc.engines._load_runs.cache_clear()
+
+
+def test_explain_engines_without_a_run_record_claims_no_run(runs_file):
+    """Without engines_runs.json (a wheel that does not carry it) everything is labelled
+    "read from the engine's source, not run", right under the title."""
+    runs_file(None)
+    for lang in ("en", "zh"):
+        lines = posenc.explain_engines(CASES["qwen2-yarn"]["config"], lang).splitlines()
+        assert lines[1] == READ_LABEL[lang]
+        assert lines[2].startswith(("  llama.cpp: GGUF", "  llama.cpp：GGUF"))
+
+
+def test_explain_engines_run_lines(runs_file):
+    """The three kinds of cell, in both languages: a difference names its position and the
+    engine's file:line, a refusal the engine's message; long items wrap within 80 columns."""
+    cause = {"text": "a cause", "file": "mlx_lm/models/qwen2.py", "line": 27, "code": "x"}
+    fams = [
+        {"name": "q-a", "model_type": "qwen2", "tokens": 320,
+         "engines": {"llama.cpp": {"cell": "same", "first": None, "cause": None},
+                     "mlx": {"cell": "differs from position 1: a cause, mlx_lm/models/qwen2.py:27",
+                             "first": 1, "cause": cause}}},
+        {"name": "q-b", "model_type": "qwen2", "tokens": 64,
+         "engines": {"mlx": {"cell": "cannot load: ValueError: no", "first": None, "cause": None}}},
+        {"name": "other", "model_type": "llama", "tokens": 64,
+         "engines": {"mlx": {"cell": "same", "first": None, "cause": None}}},
+    ]  # fmt: skip
+    runs_file({"tolerance": {"relative": 0.001}, "families": fams})
+    cfg = CASES["qwen2-yarn"]["config"]
+    en = posenc.explain_engines(cfg).splitlines()
+    assert en[1:6] == [
+        "  run (tiny qwen2 checkpoints, float32; logits against transformers', tolerance",
+        "      0.001 x the largest |logit|):",
+        "    llama.cpp, q-a: same logits as transformers at positions 0..319",
+        "    MLX, q-a: differs from position 1: a cause, mlx_lm/models/qwen2.py:27",
+        "    MLX, q-b: cannot load: ValueError: no",
+    ]
+    assert en[6] == READ_LABEL["en"]
+    zh = posenc.explain_engines(cfg, "zh").splitlines()
+    assert zh[2:5] == [
+        "    llama.cpp，q-a：在位置 0..319 上与 transformers 的 logits 相同",
+        "    MLX，q-a：从位置 1 起与 transformers 的 logits 不同（mlx_lm/models/qwen2.py:27）",
+        "    MLX，q-b：无法加载：ValueError: no",
+    ]
+    assert zh[5] == READ_LABEL["zh"]
+    assert max(len(x) for x in en + zh) <= 80
+
+
+# --- issue 39's five statements, against what the engines did ---------------------------------
+
+
+def test_issue39_a_mlx_lm_reads_rope_parameters_for_qwen3():
+    """The issue said mlx-lm cannot load a Qwen3 config.json written by transformers 5 (rope
+    only under rope_parameters). It can: mlx-lm 0.32.2's qwen3 ModelArgs reads rope_parameters
+    (models/qwen3.py:33-38; run on a tiny Qwen3 with base 5e5 there, its logits equal
+    transformers' at every position). The record's mlx-lm built nn.RoPE with the config's base
+    from such a file (rope_theta is None by default there: without reading it, it raises), and
+    posenc says the same for Qwen3 with base 5e6."""
+    case = CASES["qwen3"]
+    assert "rope_theta" not in case["config"] and "rope_scaling" not in case["config"]
+    rec = case["mlx"]["transformers5"]
+    assert "error" not in rec and rec["class"] == "RoPE"
+    assert rec["base"] == case["config"]["rope_parameters"]["rope_theta"]
+    cfg = {**case["config"], "rope_parameters": {"rope_type": "default", "rope_theta": 5e6}}
+    got = posenc.mlx_rope(cfg)
+    assert (got["module"], got["base"], got["ignored"], got["error"]) == (
+        "nn.RoPE",
+        5e6,
+        None,
+        None,
+    )
+    run = next(f for f in RUNS["families"] if f["name"] == "qwen3")
+    assert run["spelling"] == "transformers5" and "rope_theta" not in run["config"]
+
+
+QWEN25_1M = {  # Qwen2.5-7B-Instruct-1M's config.json as transformers 5 writes it
+    "model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
+    "num_key_value_heads": 4, "num_hidden_layers": 28, "max_position_embeddings": 1010000,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 10000000.0},
+}  # fmt: skip
+
+
+def test_issue39_b_mlx_lm_drops_qwen25_1m_base_written_by_transformers5():
+    """The issue said right: mlx-lm 0.32.2's qwen2 ModelArgs has no rope_parameters (its
+    rope_theta defaults to 1e6, models/qwen2.py:27), so Qwen2.5-1M re-saved by transformers 5
+    runs with base 1e6, not 1e7 (a tiny Qwen2 with base 1e7 under rope_parameters: logits differ
+    from position 1; with rope_theta at the top level: the same). posenc said 1e7; it now says
+    what mlx-lm builds. The record shows the same loss: its transformers-5 qwen2 config's YaRN
+    scaling became plain nn.RoPE."""
+    got = posenc.mlx_rope(QWEN25_1M)
+    assert (got["module"], got["base"], got["ignored"]) == ("nn.RoPE", 1e6, "rope_parameters")
+    assert posenc.mlx_rope(_legacy(QWEN25_1M))["base"] == 1e7
+    rec = CASES["qwen2-yarn"]["mlx"]
+    assert rec["transformers5"]["class"] == "RoPE" and rec["legacy"]["class"] == "YarnRoPE"
+    assert posenc.engines.MLX_IGNORED_ROPE_PARAMETERS_BASE["qwen2"] == 1e6
+    for lang in ("en", "zh"):
+        assert "rope_parameters" in posenc.explain_engines(QWEN25_1M, lang).split("vLLM")[1]
+
+
+def test_issue39_c_vllm_runs_olmo2_through_its_transformers_backend():
+    """The issue said vLLM has a native olmo2 model file. vLLM 0.33.0 has none: its registry
+    maps Olmo2ForCausalLM to ("transformers", "TransformersForCausalLM")
+    (vllm/model_executor/models/registry.py:762), as the record saw, and posenc says so."""
+    case = CASES["olmo2"]
+    rec = case["vllm"]["transformers5"]
+    assert rec["backend"] == "transformers"
+    assert rec["module_file"] == "vllm/model_executor/models/transformers"
+    got = posenc.vllm_rope(case["config"])
+    assert got["backend"] == "transformers" and got["is_neox_style"] is None
+    assert posenc.engines.ENGINE_ROWS["olmo2"].vllm_neox is None
+    lines = posenc.explain_engines(case["config"]).splitlines()
+    assert "  vLLM: runs transformers' own modeling code (its transformers backend)" in lines
+
+
+# (d) llama.cpp's converter reads the nested original length first:
+#     test_gguf_llama3_rope_freqs_read_the_nested_original_length_first (below).
+# (e) explain's max_model_len is vllm_rope's, the smallest length key:
+#     test_vllm_max_model_len_is_the_same_from_a_config_and_its_scheme (below).
 
 
 def test_explain_has_no_engine_section_without_a_verified_row():

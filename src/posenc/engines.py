@@ -20,14 +20,24 @@ The config is read by :func:`posenc.hf.describe` (its full-attention layer). Eve
 mapping is checked against the engines' own code (llama.cpp's converter as vendored in
 llama-cpp-python 0.3.36, gguf 0.19.0, MLX 0.32.4 with mlx-lm 0.32.2, vLLM 0.33.0), recorded in
 ``docs/assets/engines.json`` by ``tools/engines_record.py`` and held to it by the test suite.
+
+What was *run* is another record: ``docs/assets/engines_runs.json`` (``make engines-check``,
+``tools/engines_check``), tiny checkpoints of each architecture family run whole in llama.cpp
+and MLX, their logits compared with transformers'. :func:`explain_engines` states what that
+record observed for the config's model type and labels the rest "read from the engine's
+source, not run".
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import numbers
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ._array import _describe
@@ -270,6 +280,36 @@ MLX_MODULES = {
 }
 
 
+# mlx-lm 0.32.2 reads transformers 5's rope_parameters for qwen3 only (models/qwen3.py:33-38);
+# every other module's ModelArgs takes rope_theta / rope_scaling at the top level of config.json
+# and BaseModelArgs.from_dict drops the keys it does not name. Where a config holds its base
+# only under rope_parameters, mlx-lm uses its ModelArgs default (None: rope_theta is a required
+# argument, the config does not load) and no scaling. Run on tiny checkpoints (Qwen2 with base
+# 1e7 under rope_parameters: logits differ from position 1; the same at the top level: same).
+MLX_IGNORED_ROPE_PARAMETERS_BASE: dict[str, float | None] = {
+    "cohere": 8000000.0,
+    "cohere2": 50000.0,
+    "gemma": 10000.0,
+    "gemma2": 10000.0,
+    "glm4": None,
+    "gpt_neox": None,  # rotary_emb_base and rotary_pct are required
+    "llama": 10000.0,
+    "mistral": 10000.0,  # mlx-lm maps mistral to its llama module
+    "mixtral": 1000000.0,
+    "olmo2": 10000.0,
+    "phi3": 10000.0,
+    "qwen2": 1000000.0,
+    "stablelm": None,
+    "starcoder2": 100000.0,
+}
+
+
+def _nested_only(scheme: Any) -> bool:
+    """The config gives its RoPE base only under ``rope_parameters`` (transformers 5's form)."""
+    bases = [v for k, v in scheme.sources.items() if k == "base" or k.endswith(": base")]
+    return bool(bases) and all(str(v).startswith("config['rope_parameters']") for v in bases)
+
+
 def mlx_rope(config: Any) -> dict[str, Any]:
     """The rotary module mlx-lm builds for a transformers config (``initialize_rope``).
 
@@ -278,6 +318,11 @@ def mlx_rope(config: Any) -> dict[str, Any]:
     ``SuScaledRoPE`` (LongRoPE) and ``DynamicNTKScalingRoPE`` for the others, fed the config's
     scaling dict. ``traditional=True`` pairs adjacent features (mlx-lm's Cohere, GLM-4 files);
     ``False`` pairs halves, as transformers does, so the weights load as they are.
+
+    mlx-lm 0.32.2 reads transformers 5's ``rope_parameters`` for Qwen3 only: for the other
+    model types a config that holds its base only there (as transformers 5 writes it) gets
+    mlx-lm's default base and no scaling (``"ignored"`` says so), or does not load where the
+    base is a required argument (GLM-4, GPT-NeoX, StableLM: ``"module"`` None, ``"error"``).
 
     Parameters
     ----------
@@ -288,7 +333,8 @@ def mlx_rope(config: Any) -> dict[str, Any]:
     dict
         ``"module"``, ``"dims"`` (the rotated width), ``"traditional"``, ``"base"``, ``"scale"``
         (``nn.RoPE`` only, else None), ``"scaling"`` (the dict the scaled modules read, or
-        None).
+        None), ``"ignored"`` (``"rope_parameters"`` where mlx-lm does not read it, else None),
+        ``"error"`` (why mlx-lm cannot load the config, else None).
 
     Raises
     ------
@@ -305,19 +351,32 @@ def mlx_rope(config: Any) -> dict[str, Any]:
     >>> m["module"], m["dims"], m["traditional"], m["base"], m["scale"]
     ('nn.RoPE', 128, True, 8000000.0, 1.0)
     """
-    _, layer, row = _scheme(config)
+    scheme, layer, row = _scheme(config)
     kind = layer.rope_type or "default"
+    out = {"dims": int(layer.rotary_dim), "traditional": row.mlx_traditional}
+    if _nested_only(scheme) and scheme.model_type in MLX_IGNORED_ROPE_PARAMETERS_BASE:
+        base = MLX_IGNORED_ROPE_PARAMETERS_BASE[scheme.model_type]
+        if base is None:
+            error = (
+                f"mlx-lm's {scheme.model_type} ModelArgs needs the base at the top level of "
+                "config.json; this config has it only under rope_parameters"
+            )
+            return {"module": None, **out, "base": None, "scale": None, "scaling": None,
+                    "ignored": "rope_parameters", "error": error}  # fmt: skip
+        return {"module": "nn.RoPE", **out, "base": base, "scale": 1.0, "scaling": None,
+                "ignored": "rope_parameters", "error": None}  # fmt: skip
     if kind not in MLX_MODULES:
         raise _Unmapped(f"rope_type {kind!r} has no mlx-lm module (known: {sorted(MLX_MODULES)})")
     sc = _scaling(layer)
     plain = kind in ("default", "linear")
     return {
         "module": MLX_MODULES[kind],
-        "dims": int(layer.rotary_dim),
-        "traditional": row.mlx_traditional,
+        **out,
         "base": float(layer.base),
         "scale": (1.0 / float(sc["factor"]) if kind == "linear" else 1.0) if plain else None,
         "scaling": None if plain else sc,
+        "ignored": None,
+        "error": None,
     }
 
 
@@ -455,26 +514,115 @@ def _vllm_max_model_len(scheme: Any, layer: Any, kind: str) -> int:
     return int(scaled)
 
 
+# The run matrix: shipped next to this module when the wheel carries it, else the source tree's.
+RUNS_FILES = (
+    Path(__file__).with_name("engines_runs.json"),
+    Path(__file__).resolve().parents[2] / "docs" / "assets" / "engines_runs.json",
+)
+RUN_ENGINES = {"llama.cpp": "llama.cpp", "mlx": "MLX"}  # record key -> the name shown
+
+
+@functools.lru_cache(maxsize=1)
+def _load_runs() -> dict[str, Any] | None:
+    """The run matrix (``engines_runs.json``), or None where neither file exists."""
+    for path in RUNS_FILES:
+        if path.is_file():
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            return data
+    return None
+
+
+def _cause_ref(cause: Mapping[str, Any] | None) -> str:
+    if not cause:
+        return ""
+    return f"{cause['file']}:{cause['line']}" if cause.get("line") else str(cause["file"])
+
+
+def _cell_text(cell: Mapping[str, Any], tokens: int, t: Mapping[str, str]) -> str:
+    """One cell of the record in words: same / differs from N (cause) / cannot load."""
+    text = str(cell["cell"])
+    if text == "same":
+        return t["same"].format(last=tokens - 1)
+    if text.startswith("differs from position"):
+        if t is _TEXT["en"]:
+            return text
+        where = _cause_ref(cell.get("cause"))
+        return t["differs"].format(n=cell["first"], where=f"（{where}）" if where else "")
+    message = text.removeprefix("cannot load: ")
+    return t["cannot"].format(message=message)
+
+
+def _run_lines(model_type: str, t: Mapping[str, str]) -> list[str]:
+    """What the run matrix observed for ``model_type``: one wrapped item per family and engine."""
+    runs = _load_runs()
+    if runs is None:
+        return []
+    rows = [f for f in runs.get("families", []) if f.get("model_type") == model_type]
+    items = []
+    for engine, shown in RUN_ENGINES.items():
+        for fam in rows:
+            cell = fam.get("engines", {}).get(engine)
+            if cell is None:
+                continue
+            text = t["item"].format(
+                engine=shown, family=fam["name"], cell=_cell_text(cell, int(fam["tokens"]), t)
+            )
+            items += _wrap(text, "    ")
+    if not items:
+        return []
+    tol = runs["tolerance"]["relative"]
+    return [*_wrap(t["ran"].format(model_type=model_type, tol=tol), "  "), *items]
+
+
+def _wrap(text: str, indent: str) -> list[str]:
+    """``text`` in lines of at most 80 columns, continued four columns further in."""
+    return textwrap.wrap(
+        text, width=80, initial_indent=indent, subsequent_indent=indent + "    ",
+        break_on_hyphens=False,
+    )  # fmt: skip
+
+
 _TEXT = {
     "en": {
+        "ran": "run (tiny {model_type} checkpoints, float32; logits against transformers',"
+        " tolerance {tol:g} x the largest |logit|):",
+        "item": "{engine}, {family}: {cell}",
+        "same": "same logits as transformers at positions 0..{last}",
+        "differs": "differs from position {n}{where}",
+        "cannot": "cannot load: {message}",
+        "read": "  read from the engine's source, not run:",
         "title": "In llama.cpp / MLX / vLLM:",
         "gguf": "  llama.cpp: GGUF arch {arch!r}, rope type {kind}",
         "perm": "    the converter permutes the q/k rows per head (halves -> adjacent pairs)",
         "noperm": "    q/k rows are kept as they are",
         "tensors": "    tensors: {names}",
         "mlx": "  MLX (mlx-lm): {module}(dims={dims}, traditional={trad}, base={base}{scale})",
+        "mlx_cannot": "  MLX (mlx-lm): cannot load this config.json",
+        "mlx_ignored": "mlx-lm 0.32.2 does not read rope_parameters for this model type (it"
+        " reads rope_theta and rope_scaling at the top level of config.json): the base and"
+        " the scaling given there are lost",
         "vllm": "  vLLM: get_rope(head_size={head}, max_position={maxpos}, is_neox_style={neox})",
         "vllm_tf": "  vLLM: runs transformers' own modeling code (its transformers backend)",
         "mml": "    max_model_len = {mml} (vLLM's default)",
         "values": "{n} values",
     },
     "zh": {
+        "ran": "实际运行（{model_type} 小型检查点，float32，与 transformers 比较 logits，"
+        "容差为最大 |logit| 的 {tol:g} 倍）：",
+        "item": "{engine}，{family}：{cell}",
+        "same": "在位置 0..{last} 上与 transformers 的 logits 相同",
+        "differs": "从位置 {n} 起与 transformers 的 logits 不同{where}",
+        "cannot": "无法加载：{message}",
+        "read": "  以下读自引擎的源码，未实际运行：",
         "title": "在 llama.cpp / MLX / vLLM 中：",
         "gguf": "  llama.cpp：GGUF 架构 {arch!r}，旋转类型 {kind}",
         "perm": "    转换脚本逐头重排 q/k 的行（对半配对 -> 交错配对）",
         "noperm": "    q/k 的行保持原样",
         "tensors": "    张量：{names}",
         "mlx": "  MLX（mlx-lm）：{module}(dims={dims}, traditional={trad}, base={base}{scale})",
+        "mlx_cannot": "  MLX（mlx-lm）：无法加载这个 config.json",
+        "mlx_ignored": "mlx-lm 0.32.2 对这种模型类型不读取 rope_parameters（它只读取 config.json"
+        " 顶层的 rope_theta 和 rope_scaling）：其中给出的底数和缩放都会丢失",
         "vllm": "  vLLM：get_rope(head_size={head}, max_position={maxpos}, is_neox_style={neox})",
         "vllm_tf": "  vLLM：直接运行 transformers 自己的建模代码（transformers 后端）",
         "mml": "    max_model_len = {mml}（vLLM 的默认值）",
@@ -496,9 +644,13 @@ def _value(value: Any, t: Mapping[str, str]) -> str:
 def explain_engines(config: Any, lang: str = "en") -> str:
     """A short text: what llama.cpp, MLX and vLLM do with this checkpoint's positions.
 
-    Experimental. A title line, then each engine with its settings on indented lines, from
-    :func:`gguf_rope`, :func:`mlx_rope` and :func:`vllm_rope`, in English or Chinese. It is
-    also the last section of :meth:`posenc.hf.Scheme.explain` for the model types of
+    Experimental. A title line; then what the run matrix (``engines_runs.json``,
+    ``make engines-check``) observed on tiny checkpoints of the config's model type, one item
+    per family and engine: "same logits as transformers at positions 0..N", "differs from
+    position N" with the engine's file:line, or "cannot load" with its message; then, under
+    "read from the engine's source, not run", each engine with its settings on indented lines,
+    from :func:`gguf_rope`, :func:`mlx_rope` and :func:`vllm_rope`. In English or Chinese. It
+    is also the last section of :meth:`posenc.hf.Scheme.explain` for the model types of
     :data:`ENGINE_ROWS`.
 
     Parameters
@@ -509,9 +661,10 @@ def explain_engines(config: Any, lang: str = "en") -> str:
     Returns
     -------
     str
-        The title line, then llama.cpp's rope type, q/k rows, GGUF keys and tensors; mlx-lm's
-        rotary module; vLLM's ``get_rope`` call, its ``rope_parameters`` and the default
-        ``max_model_len``.
+        The title line; the run items (none where the record has none for this model type, or
+        where no record is found); the label; llama.cpp's rope type, q/k rows, GGUF keys and
+        tensors; mlx-lm's rotary module (and what it does not read); vLLM's ``get_rope`` call,
+        its ``rope_parameters`` and the default ``max_model_len``.
 
     Raises
     ------
@@ -520,19 +673,22 @@ def explain_engines(config: Any, lang: str = "en") -> str:
 
     Examples
     --------
+    Mistral 7B v0.3 (no Mistral checkpoint in the run matrix: every line is read from source):
+
     >>> import posenc
-    >>> cfg = {"model_type": "qwen2", "hidden_size": 896, "num_attention_heads": 14,
-    ...        "num_hidden_layers": 24, "rope_theta": 1000000.0,
+    >>> cfg = {"model_type": "mistral", "hidden_size": 4096, "num_attention_heads": 32,
+    ...        "num_key_value_heads": 8, "num_hidden_layers": 32, "rope_theta": 1000000.0,
     ...        "max_position_embeddings": 32768}
     >>> print(posenc.explain_engines(cfg))
     In llama.cpp / MLX / vLLM:
-      llama.cpp: GGUF arch 'qwen2', rope type NEOX
-        q/k rows are kept as they are
-        qwen2.context_length = 32768
-        qwen2.rope.freq_base = 1000000.0
-        qwen2.rope.dimension_count = 64
-      MLX (mlx-lm): nn.RoPE(dims=64, traditional=False, base=1000000.0)
-      vLLM: get_rope(head_size=64, max_position=32768, is_neox_style=True)
+      read from the engine's source, not run:
+      llama.cpp: GGUF arch 'llama', rope type NORM
+        the converter permutes the q/k rows per head (halves -> adjacent pairs)
+        llama.context_length = 32768
+        llama.rope.freq_base = 1000000.0
+        llama.rope.dimension_count = 128
+      MLX (mlx-lm): nn.RoPE(dims=128, traditional=False, base=1000000.0)
+      vLLM: get_rope(head_size=128, max_position=32768, is_neox_style=True)
         rope_parameters['rope_theta'] = 1000000.0
         rope_parameters['rope_type'] = 'default'
         max_model_len = 32768 (vLLM's default)
@@ -541,8 +697,11 @@ def explain_engines(config: Any, lang: str = "en") -> str:
 
     t = _TEXT[check_choice(lang, name="lang", choices=("en", "zh"))]
     g, m, v = gguf_rope(config), mlx_rope(config), vllm_rope(config)
+    ran = _run_lines(str(_scheme(config)[0].model_type), t)
     lines = [
         t["title"],
+        *ran,
+        t["read"],
         t["gguf"].format(arch=g["arch"], kind=g["rope_type"].upper()),
         t["perm"] if g["permute_qk"] else t["noperm"],
     ]
@@ -550,15 +709,20 @@ def explain_engines(config: Any, lang: str = "en") -> str:
     if g["tensors"]:
         lines.append(t["tensors"].format(names=", ".join(g["tensors"])))
     scale = f", scale={_value(m['scale'], t)}" if m["scale"] not in (None, 1.0) else ""
-    lines.append(
-        t["mlx"].format(
-            module=m["module"],
-            dims=m["dims"],
-            trad=m["traditional"],
-            base=_value(m["base"], t),
-            scale=scale,
+    if m["error"] is not None:
+        lines.append(t["mlx_cannot"])
+    else:
+        lines.append(
+            t["mlx"].format(
+                module=m["module"],
+                dims=m["dims"],
+                trad=m["traditional"],
+                base=_value(m["base"], t),
+                scale=scale,
+            )
         )
-    )
+    if m["ignored"] is not None:
+        lines += _wrap(t["mlx_ignored"], "    ")
     if v["backend"] == "transformers":
         lines.append(t["vllm_tf"])
     else:
