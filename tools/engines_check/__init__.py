@@ -7,6 +7,15 @@ transformers on it (float32, eager attention: the reference), converts and runs 
 (``mlx_run.mlx_cell``), and writes docs/assets/engines_runs.json. It is not part of
 ``make test``: tests/test_engines_matrix.py holds the record to families.py and posenc.
 
+llama.cpp here: the llama-cpp-python 0.3.36 sdist (``pip download --no-deps
+llama-cpp-python==0.3.36``) unpacked to SDIST, its vendored tree built as shared libraries
+(libllama.so took 8 min 29 s on 2 busy cores; no pip install, the bindings are loaded from the
+sdist by ``llama_cpp.py``)::
+
+    cmake -G Ninja -S SDIST/vendor/llama.cpp -B BUILD -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
+        -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF
+    cmake --build BUILD -j2 --target llama          # LIB = BUILD/bin
+
 The record (docs/assets/engines_runs.json)::
 
     {

@@ -5,8 +5,9 @@ as they would a checkpoint from the Hub: the family's ``config.json`` (in its sp
 weights of transformers' own model class for it (float32, seeded: every matrix drawn from a
 normal distribution with the standard deviation ``STD``, so that attention is far from uniform
 and the logits spread over several units; norms keep their initial values) and a byte-level
-BPE tokenizer built here with the ``tokenizers`` package (256 byte tokens, 16 merges: ids
-256-271, then ``<s>`` = 272, ``</s>`` = 273, ``<|endoftext|>`` = 274, ``<|user|>`` = 275). The tokenizer is not under test: both engines are fed the same token
+BPE tokenizer built here with the ``tokenizers`` package, as large as the config's vocabulary
+(320): 256 byte tokens, 59 merges (ids 256-314), then ``<s>`` = 315, ``</s>`` = 316,
+``<|endoftext|>`` = 317, ``<|user|>`` = 318, ``<unk>`` = 319. The tokenizer is not under test: both engines are fed the same token
 ids, never text.
 """
 
@@ -17,13 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .families import Family, config
+from .families import SMALL, Family, config
 
 STD = 0.15  # weights ~ N(0, STD^2): attention logits of a few units, not flat
 EMBED_STD = 1.0  # token embeddings ~ N(0, 1)
 SEED = 2024
-# GLM-4's converter looks these two up by name (ids 274, 275 here)
-GLM_SPECIAL = ["<|endoftext|>", "<|user|>"]
+# looked up by name: GLM-4's converter wants the first two, llama.cpp's vocabulary loader wants
+# <unk> for a model whose name says phi3
+EXTRA_SPECIAL = ["<|endoftext|>", "<|user|>", "<unk>"]
 
 
 def ids(family: Family, seed: int = SEED) -> list[int]:
@@ -40,8 +42,10 @@ def _tokenizer(out_dir: Path) -> None:
     byte_map = pre_tokenizers.ByteLevel.alphabet()  # the 256 printable stand-ins of bytes
     alphabet = sorted(byte_map)
     vocab = {ch: i for i, ch in enumerate(alphabet)}
-    # a few merges (llama.cpp refuses a BPE vocabulary without any): ids 256..271
-    merges = [(alphabet[i], alphabet[i + 1]) for i in range(0, 32, 2)]
+    # merges up to the config's vocabulary (llama.cpp refuses a BPE vocabulary without any;
+    # Gemma 3's converter cuts the embedding to the tokenizer's size): ids 256..315
+    n_merges = SMALL["vocab_size"] - 256 - 2 - len(EXTRA_SPECIAL)
+    merges = [(alphabet[i], alphabet[i + 1]) for i in range(0, 2 * n_merges, 2)]
     for a, b in merges:
         vocab[a + b] = len(vocab)
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges))
@@ -49,7 +53,7 @@ def _tokenizer(out_dir: Path) -> None:
     tok.decoder = decoders.ByteLevel()
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>")
     fast.add_special_tokens({"bos_token": "<s>", "eos_token": "</s>"})
-    fast.add_special_tokens({"additional_special_tokens": GLM_SPECIAL})
+    fast.add_special_tokens({"additional_special_tokens": EXTRA_SPECIAL})
     fast.save_pretrained(str(out_dir))
     # GPT2Tokenizer is what it is (byte-level BPE); Phi-3's converter takes the GPT-2 vocabulary
     # path only for that class name (else it wants sentencepiece and a tokenizer.model).
@@ -62,7 +66,8 @@ def _tokenizer(out_dir: Path) -> None:
 def build_checkpoint(family: Family, out_dir: Path) -> Path:
     """Write ``family``'s tiny checkpoint into ``out_dir`` (created) and return it."""
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
+    import transformers
+    from transformers import AutoConfig
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -70,7 +75,8 @@ def build_checkpoint(family: Family, out_dir: Path) -> Path:
     (out_dir / "config.json").write_text(json.dumps(cfg, indent=1))
     hf_config = AutoConfig.from_pretrained(str(out_dir))
     torch.manual_seed(SEED)
-    model = AutoModelForCausalLM.from_config(hf_config, attn_implementation="eager")
+    auto = getattr(transformers, family.auto)
+    model = auto.from_config(hf_config, attn_implementation="eager")
     model = model.float()
     gen = torch.Generator().manual_seed(SEED)
     with torch.no_grad():
@@ -87,13 +93,15 @@ def build_checkpoint(family: Family, out_dir: Path) -> Path:
     return out_dir
 
 
-def reference_logits(model_dir: Path, token_ids: list[int]) -> np.ndarray:
+def reference_logits(
+    model_dir: Path, token_ids: list[int], auto: str = "AutoModelForCausalLM"
+) -> np.ndarray:
     """transformers' logits [T, vocab] for ``token_ids`` (positions 0..T-1): the checkpoint
-    through ``AutoModelForCausalLM``, float32, eager attention, one forward pass."""
+    through ``auto`` (the family's auto class), float32, eager attention, one forward pass."""
     import torch
-    from transformers import AutoModelForCausalLM
+    import transformers
 
-    model = AutoModelForCausalLM.from_pretrained(
+    model = getattr(transformers, auto).from_pretrained(
         str(model_dir), dtype=torch.float32, attn_implementation="eager"
     )
     model.eval()

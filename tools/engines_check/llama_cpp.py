@@ -21,7 +21,8 @@ under test (the engines are fed token ids, never text):
   ask for a ``tokenizer.model``; sentencepiece is not installed and the checkpoint has none).
 
 Run: one ``llama_decode`` of the whole id sequence at positions 0..T-1 in one batch
-(``n_ctx = n_batch = n_ubatch = T``), every position's logits requested; K and V cached in
+(``n_batch = n_ubatch = T``; ``n_ctx = T`` unless the family sets another context size),
+every position's logits requested (llama.cpp rounds n_ctx up to a multiple of 256); K and V cached in
 float32 (the default cache type is float16, which alone moves logits by ~1e-3), flash attention
 off, the full-size cache for sliding-window layers (``swa_full``), 2 threads.
 """
@@ -45,10 +46,18 @@ def vendored(sdist: Path) -> Path:
     return Path(sdist) / "vendor" / "llama.cpp"
 
 
-def _tail(text: str, n: int = 1) -> str:
-    """The last ``n`` non-empty lines of a child's output, for a cell's message."""
+def _tail(text: str) -> str:
+    """A child's error, for a cell's message: llama.cpp's own "error loading model" line where
+    it printed one, its failed assertion where it aborted, else the last line (a Python
+    exception's)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return " / ".join(lines[-n:]) if lines else "(no output)"
+    errors = [ln for ln in lines if "error loading model" in ln]
+    if errors:
+        return errors[-1].split("error loading model: ", 1)[-1]
+    asserts = [ln for ln in lines if "GGML_ASSERT" in ln or "GGML_ABORT" in ln]
+    if asserts:  # an abort (its backtrace follows): the assertion and where, from vendor/
+        return "aborts: " + asserts[0].split("/vendor/llama.cpp/", 1)[-1]
+    return lines[-1] if lines else "(no output)"
 
 
 def _child(args: list[str], env: dict[str, str], timeout: int) -> subprocess.CompletedProcess[str]:
@@ -71,12 +80,21 @@ def convert(model_dir: Path, out: Path, sdist: Path, timeout: int = 600) -> str 
     return None
 
 
-def run(gguf: Path, ids: list[int], sdist: Path, lib: Path, timeout: int = 600) -> np.ndarray | str:
-    """llama.cpp's logits [T, vocab] for ``ids`` at positions 0..T-1, or the error message."""
+def run(
+    gguf: Path,
+    ids: list[int],
+    sdist: Path,
+    lib: Path,
+    n_ctx: int | None = None,
+    timeout: int = 600,
+) -> np.ndarray | str:
+    """llama.cpp's logits [T, vocab] for ``ids`` at positions 0..T-1 in a context of ``n_ctx``
+    (default T), or the error message."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "logits.npy"
         env = {"LLAMA_CPP_LIB_PATH": str(lib)}
-        proc = _child(["run", str(sdist), str(gguf), json.dumps(ids), str(out)], env, timeout)
+        args = ["run", str(sdist), str(gguf), json.dumps(ids), str(out), str(n_ctx or len(ids))]
+        proc = _child(args, env, timeout)
         if proc.returncode != 0 or not out.exists():
             return _tail(proc.stderr + proc.stdout)
         return np.load(out)  # type: ignore[no-any-return]
@@ -135,7 +153,7 @@ def _convert_child(sdist: Path, model_dir: Path, out: Path) -> None:
     runpy.run_path(str(src / "convert_hf_to_gguf.py"), run_name="__main__")
 
 
-def _run_child(sdist: Path, gguf: Path, ids: list[int], out: Path) -> None:
+def _run_child(sdist: Path, gguf: Path, ids: list[int], out: Path, n_ctx: int) -> None:
     import ctypes
     import types
 
@@ -152,7 +170,8 @@ def _run_child(sdist: Path, gguf: Path, ids: list[int], out: Path) -> None:
         raise SystemExit(f"llama_model_load_from_file failed for {gguf.name}")
     n = len(ids)
     cp = ll.llama_context_default_params()
-    cp.n_ctx = cp.n_batch = cp.n_ubatch = n
+    cp.n_ctx = n_ctx
+    cp.n_batch = cp.n_ubatch = n
     cp.n_threads = cp.n_threads_batch = 2
     cp.type_k = cp.type_v = 0  # GGML_TYPE_F32
     cp.flash_attn_type = 0  # LLAMA_FLASH_ATTN_TYPE_DISABLED
@@ -186,6 +205,7 @@ if __name__ == "__main__":
     if what == "convert":
         _convert_child(sdist_arg, Path(sys.argv[3]), Path(sys.argv[4]))
     elif what == "run":
-        _run_child(sdist_arg, Path(sys.argv[3]), json.loads(sys.argv[4]), Path(sys.argv[5]))
+        ids_arg = json.loads(sys.argv[4])
+        _run_child(sdist_arg, Path(sys.argv[3]), ids_arg, Path(sys.argv[5]), int(sys.argv[6]))
     else:
         raise SystemExit(f"usage: convert|run, got {what!r}")
