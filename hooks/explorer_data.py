@@ -26,7 +26,8 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,11 @@ def options(explorer: str, control: str) -> tuple[str, ...]:
     """The values a select of an explorer offers (hooks/explorer_specs.py): the grid computed."""
     (spec,) = [c for c in EXPLORERS[explorer]["controls"] if c["name"] == control]
     return tuple(value for value, _ in spec["options"])
+
+
+def _span(explorer: str, control: str) -> range:
+    (spec,) = [c for c in EXPLORERS[explorer]["controls"] if c["name"] == control]
+    return range(spec["min"], spec["max"] + 1, spec["step"])
 
 
 METHODS = options("rope-scaling", "method")
@@ -161,12 +167,182 @@ def scaling_file(method: str, base: str, dim: str, trained: str) -> dict[str, An
     return out
 
 
+# --- rope-decay ---------------------------------------------------------------------------------
+
+DECAY_BASES = options("rope-decay", "base")
+DECAY_DIMS = options("rope-decay", "dim")
+PAIRINGS = options("rope-decay", "pairing")
+VECTORS = options("rope-decay", "vector")
+RANGES = options("rope-decay", "range")
+KEYS = options("rope-decay", "key")
+PROBES = options("rope-decay", "probe")
+
+
+def distances(R: int) -> list[int]:
+    """The distances drawn: every integer up to R <= 1024, else every one up to 128 and 256
+    steps evenly spaced on a log scale from 128 to R."""
+    if R <= 1024:
+        return list(range(R + 1))
+    out = list(range(129))
+    for k in range(1, 257):
+        r = round(128 * (R / 128) ** (k / 256))
+        if r > out[-1]:
+            out.append(r)
+    return out
+
+
+def decay_vector(kind: str, d: int) -> Any:
+    j = np.arange(d)
+    return {"ones": np.ones(d), "alternate": (j % 2 == 0) * 1.0, "front": (j < d // 2) * 1.0}[kind]
+
+
+def scores(q: Any, rs: Any, n: int, base: float, pairing: Any) -> Any:
+    """q rotated at n + r dotted with k = q rotated at n, for every r: posenc.apply_rope's."""
+    x = np.broadcast_to(q, (len(rs), 2, q.size))
+    positions = np.stack([np.asarray(rs) + n, np.full(len(rs), n)], axis=-1)
+    out = posenc.apply_rope(x, positions, base=base, pairing=pairing)
+    return np.sum(out[:, 0] * out[:, 1], axis=-1)
+
+
+def pair_weights(q: Any, pairing: str) -> Any:
+    """hᵢ = |q⁽ⁱ⁾|² for q = k: the squared length of each pair of q under the pairing."""
+    d = q.size
+    x, y = (q[0::2], q[1::2]) if pairing == "interleaved" else (q[: d // 2], q[d // 2 :])
+    return x * x + y * y
+
+
+def partial_sums(rs: Any, theta: Any) -> Any:
+    """|S_j| = |Σ_{l<j} e^{i r θ_l}| for j = 1..d/2, for every r (rows)."""
+    return np.abs(np.cumsum(np.exp(1j * np.asarray(rs, dtype=float)[:, None] * theta), axis=1))
+
+
+def roformer_bound(h: Any, rs: Any, theta: Any) -> Any:
+    """RoFormer's bound on |q·k| (§3.4.3, by Abel summation; the rope page's formula):
+    max_j |h_j − h_{j−1}| · Σ_{j=1}^{d/2} |S_j|, with h_{d/2} = 0."""
+    jump = np.abs(np.diff(np.append(h, 0.0))).max()
+    return jump * partial_sums(rs, theta).sum(axis=1)
+
+
+def decay_file(base: str, dim: str, pairing: str, vector: str) -> dict[str, Any]:
+    """Per range: the distances drawn, posenc's score of q = k at each (key at 0) and RoFormer's
+    bound; per key position n, the score with the key at n minus the one at 0 (rounded to
+    1e-12; the largest difference over each range exact); per probe distance, the score, the bound and the
+    table's columns. Plus θᵢ (posenc.rope_frequencies), hᵢ and q·q."""
+    d, b = int(dim), float(base)
+    q = decay_vector(vector, d)
+    theta, _ = posenc.rope_frequencies(d, base=b)
+    h = pair_weights(q, pairing)
+    rs = sorted(set().union(*(distances(int(R)) for R in RANGES)))
+    at0 = scores(q, rs, 0, b, pairing)
+    shifted = {}
+    for key in KEYS:
+        diff = scores(q, rs, int(key), b, pairing) - at0
+        shifted[key] = {"diff": np.round(diff, 12).tolist(), "max": {}}
+        for R in RANGES:  # the largest difference over the range's own distances
+            mask = np.isin(rs, distances(int(R)))
+            shifted[key]["max"][R] = float(np.abs(diff[mask]).max())
+    probes = {}
+    for probe in PROBES:
+        r = int(probe)
+        probes[probe] = {
+            "score": float(scores(q, [r], 0, b, pairing)[0]),
+            "bound": float(roformer_bound(h, [r], theta)[0]),
+            "S": partial_sums([r], theta)[0].tolist(),
+            "term": (h * np.cos(r * theta)).tolist(),
+        }
+    return {
+        "theta": theta.tolist(),
+        "h": h.tolist(),
+        "qq": float(q @ q),
+        "r": rs,
+        "ranges": {R: distances(int(R)) for R in RANGES},
+        "score": at0.tolist(),
+        "bound": roformer_bound(h, rs, theta).tolist(),
+        "shifted": shifted,
+        "probes": probes,
+    }
+
+
+# --- mrope --------------------------------------------------------------------------------------
+
+
+def _mrope_range(name: str) -> list[int]:
+    return list(_span("mrope", name))
+
+
+def _grid_ids(segment: tuple[Any, ...], merge: int, resume: Any, tps: int | None) -> Any:
+    """posenc.mrope_position_ids of one grid at the start of a prompt, then one text token: the
+    grid's (t, h, w) ids, and the id the text after it resumes at."""
+    kwargs: dict[str, Any] = {} if tps is None else {"tokens_per_second": tps}
+    ids = posenc.mrope_position_ids(
+        [[segment, ("text", 1)]], spatial_merge_size=merge, resume=resume, **kwargs
+    )[:, 0]
+    return ids[:, :-1], int(ids[0, -1])
+
+
+def _grid(segment: tuple[Any, ...], merge: int, hw: dict[str, Any], tps: int | None = None) -> Any:
+    """A grid as the file stores it: the t id of each frame, the key of its frames' (h, w) ids
+    in ``hw`` and where the text after it resumes (per rule); each checked to give posenc's ids
+    back when put together as mrope.js does (frame by frame, the frame's t with the (h, w) of
+    ``hw``), so the script's assembly is posenc's for every grid."""
+    _, (t, h, w), *_ = segment
+    ids, after_max = _grid_ids(segment, merge, "max", tps)
+    _, after_spatial = _grid_ids(segment, merge, "spatial", tps)
+    per_frame = ids.shape[1] // t
+    frames = ids[0, ::per_frame].tolist()
+    spatial = ids[1:, :per_frame].tolist()
+    hw.setdefault(f"{h}-{w}-{merge}", spatial)
+    rebuilt = [
+        [f for f in frames for _ in range(per_frame)],
+        *[row * t for row in hw[f"{h}-{w}-{merge}"]],
+    ]
+    if rebuilt != ids.tolist():
+        raise ValueError(f"mrope explorer: the ids of {segment} (merge {merge}) are not per frame")
+    return {
+        "t": frames,
+        "hw": f"{h}-{w}-{merge}",
+        "next": {"max": after_max, "spatial": after_spatial},
+    }
+
+
+def mrope_file() -> dict[str, Any]:
+    """Per grid the explorer can show: ``image-<h>-<w>-<m>``, ``video-<t>-<h>-<w>-<m>``
+    (Qwen2-VL), ``video-<t>-<h>-<w>-<m>-<seconds>-<tps>`` (Qwen2.5-VL), ``frame-<h>-<w>-<m>``
+    (a Qwen3-VL frame, a video grid of T = 1): ``_grid``; ``hw``: the (h, w) ids of a frame of
+    h × w patches merged by m; ``axes``: the axis (0 t, 1 h, 2 w) of each of the 64 pairs of
+    a 128-wide head under posenc.apply_mrope, for mrope_section [16, 24, 24] in bands and
+    [24, 20, 20] interleaved."""
+    hw: dict[str, Any] = {}
+    grids: dict[str, Any] = {}
+    merges = [int(m) for m in options("mrope", "merge")]
+    for m in merges:
+        for h in _mrope_range("imgh"):
+            for w in _mrope_range("imgw"):
+                grids[f"image-{h}-{w}-{m}"] = _grid(("image", (1, h, w)), m, hw)
+        for h in _mrope_range("vidh"):
+            for w in _mrope_range("vidw"):
+                grids[f"frame-{h}-{w}-{m}"] = _grid(("video", (1, h, w)), m, hw)
+                for t in _mrope_range("frames"):
+                    grids[f"video-{t}-{h}-{w}-{m}"] = _grid(("video", (t, h, w)), m, hw)
+                    for sec in options("mrope", "seconds"):
+                        for tps in options("mrope", "tps"):
+                            segment = ("video", (t, h, w), float(sec))
+                            key = f"video-{t}-{h}-{w}-{m}-{sec}-{tps}"
+                            grids[key] = _grid(segment, m, hw, int(tps))
+    axes = {}
+    for name, section, interleaved in (
+        ("bands", [16, 24, 24], False),
+        ("interleaved", [24, 20, 20], True),
+    ):
+        # token a has id 1 on axis a only: the pairs it turns are axis a's
+        out = posenc.apply_mrope(
+            np.ones((3, 128)), np.eye(3, dtype=np.int64), section, interleaved=interleaved
+        )
+        axes[name] = np.argmax(out[:, :64] != 1, axis=0).tolist()
+    return {"grids": grids, "hw": hw, "axes": axes}
+
+
 # --- bias ---------------------------------------------------------------------------------------
-
-
-def _span(explorer: str, control: str) -> range:
-    (spec,) = [c for c in EXPLORERS[explorer]["controls"] if c["name"] == control]
-    return range(spec["min"], spec["max"] + 1, spec["step"])
 
 
 HEADS = _span("bias", "heads")
@@ -225,17 +401,36 @@ def t5_file(direction: str) -> dict[str, Any]:
 # --- the files ----------------------------------------------------------------------------------
 
 
-def files() -> Iterator[tuple[str, Any]]:
-    """(path under FOLDER, data) of every file."""
+def _makers() -> Iterator[tuple[str, Callable[[], Any]]]:
+    """(path under FOLDER, what computes its data) of every file."""
     for method in METHODS:
         for base in BASES:
             for dim in DIMS:
                 for trained in TRAINED:
                     name = f"rope-scaling/{method}-{base}-{dim}-{trained}.json"
-                    yield name, scaling_file(method, base, dim, trained)
-    yield "bias/alibi.json", alibi_file()
+                    yield name, partial(scaling_file, method, base, dim, trained)
+    for base in DECAY_BASES:
+        for dim in DECAY_DIMS:
+            for pairing in PAIRINGS:
+                for vector in VECTORS:
+                    name = f"rope-decay/{base}-{dim}-{pairing}-{vector}.json"
+                    yield name, partial(decay_file, base, dim, pairing, vector)
+    yield "mrope/grids.json", mrope_file
+    yield "bias/alibi.json", alibi_file
     for direction in ("causal", "bidirectional"):
-        yield f"bias/t5-{direction}.json", t5_file(direction)
+        yield f"bias/t5-{direction}.json", partial(t5_file, direction)
+
+
+def names() -> list[str]:
+    """The path under FOLDER of every file."""
+    return [name for name, _ in _makers()]
+
+
+def files(prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(path under FOLDER, data) of every file whose path starts with ``prefix``."""
+    for name, make in _makers():
+        if name.startswith(prefix):
+            yield name, make()
 
 
 def write(folder: Path) -> int:

@@ -275,8 +275,13 @@ EXPLORERS: dict[str, dict[str, Any]] = {
                 "ones",
             ),
             _select("range", "range", _literal("128", "1024", "32768"), "128"),
-            _number("key", "key", 0, 1000000, 0),
-            _number("probe", "probe", 0, 32768, 11),
+            _select("key", "key", _literal("0", "77", "1000", "123456", "999983"), "0"),
+            _select(
+                "probe",
+                "probe",
+                _literal("0", "5", "11", "100", "300", "1000", "20000", "32768"),
+                "11",
+            ),
         ],
         "plots": [
             ("score", "rd_plot_score", "0 0 320 230"),

@@ -16,9 +16,8 @@ section, because the search plugin ends an exclusion at the first closing tag of
 
 The scripts draw; posenc computes: the numbers an explorer shows for each setting its controls
 offer are written at build time by hooks/explorer_data.py (``on_post_build``, into
-``assets/explorers/data/`` of the built site; written again only when posenc or the explorers'
-data code changed since the files there were written), and a script fetches the file a setting
-needs when it first needs it.
+``assets/explorers/data/`` of the built site; computed again only when posenc or the explorers'
+data code changed), and a script fetches the file a setting needs when it first needs it.
 
 The labels and controls are data, in hooks/explorer_specs.py; this module renders them. Each
 label is an (English, Chinese) pair, and ``[[term]]`` in a Chinese label is the glossary's
@@ -32,7 +31,9 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -212,7 +213,9 @@ def _data_salt() -> str:
 
 def on_post_build(config: Any, **kwargs: Any) -> None:
     """The explorers' numbers, computed by posenc (hooks/explorer_data.py), as files of the
-    site; the Chinese build shares the English one's assets."""
+    site; the Chinese build shares the English one's assets. They are kept in
+    ``.cache/explorers/<digest>/`` (git ignores it; the 3 newest sets) and copied from there
+    while posenc and the explorers' data code are unchanged (computing them takes seconds)."""
     if config.theme.get("language", "en") != "en":
         return
     folder = Path(config.site_dir) / explorer_data.FOLDER
@@ -220,5 +223,26 @@ def on_post_build(config: Any, **kwargs: Any) -> None:
     salt = _data_salt()
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == salt:
         return  # mkdocs serve: written by an earlier build from the same code
-    explorer_data.write(folder)
-    stamp.write_text(salt, encoding="utf-8")
+    config_file = getattr(config, "config_file_path", None)
+    root = Path(config_file).resolve().parent if config_file else Path.cwd()
+    cache = root / ".cache" / "explorers"
+    kept = cache / salt
+    try:
+        if not (kept / "salt").is_file():
+            # written beside, then renamed: a build running at the same time never reads a
+            # half-written set (if it renamed its own first, this one is dropped)
+            fresh = cache / f".{salt}.{os.getpid()}"
+            explorer_data.write(fresh)
+            (fresh / "salt").write_text(salt, encoding="utf-8")
+            try:
+                fresh.rename(kept)
+            except OSError:
+                shutil.rmtree(fresh, ignore_errors=True)
+            sets = [p for p in cache.iterdir() if not p.name.startswith(".")]
+            for old in sorted(sets, key=lambda p: p.stat().st_mtime)[:-3]:  # the newest 3 kept
+                shutil.rmtree(old, ignore_errors=True)
+    except OSError:  # a read-only checkout: written into the site only
+        explorer_data.write(folder)
+        stamp.write_text(salt, encoding="utf-8")
+        return
+    shutil.copytree(kept, folder, dirs_exist_ok=True)

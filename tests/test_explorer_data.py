@@ -7,8 +7,8 @@ one runs the scripts' decoding of every data file: rope-scaling.js's compute() f
 base, head dimension and trained length, a spread of factors and every current length (the
 inverse frequencies, attention factor, classes and readout numbers); bias.js's ALiBi slopes for
 1 to 64 heads and T5 buckets (each number of buckets, max_distance and direction, every relative
-position a map of 256 tokens holds). M-RoPE's ids, which mrope.js still computes itself, for a
-sample of prompts.
+position a map of 256 tokens holds); mrope.js's prompts put together from the grids of its
+file for a sample of 300 prompts (each grid is checked against posenc by the build itself).
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ SCRIPTS = ROOT / "docs" / "assets" / "explorers"
 DUMP = """
 import { readFileSync } from "node:fs"
 import { t5Buckets } from "./bias.mjs"
-import { layout, positionIds, pairAxes } from "./mrope.mjs"
+import { layout, positionIds } from "./mrope.mjs"
 import { compute } from "./rope-scaling.mjs"
 const read = (name) => JSON.parse(readFileSync(`data/${name}.json`, "utf8"))
+const grids = read("mrope/grids")
 const out = { slopes: read("bias/alibi"), t5: {}, refused: [], mrope: [], scaling: [] }
 for (const name of JSON.parse(readFileSync("scaling.json", "utf8"))) {
   const [method, base, dim, trained] = name.split("-")
@@ -64,10 +65,10 @@ for (let k = 0; k < 300; k++) {
     vidh: pick(span(2, 8, 2)), vidw: pick(span(2, 8, 2)), seconds: pick(["0.5", "1", "2"]),
     tps: pick(["1", "2", "4"]), stamp: pick(span(1, 6)), after: pick(span(1, 8)),
   }
-  const ids = positionIds(layout(v), v.merge, v.resume)
+  const ids = positionIds(layout(v), v.resume, grids)
   out.mrope.push([v, ["t", "h", "w"].map((a) => ids.map((tok) => tok[a]))])
 }
-out.axes = [pairAxes(false), pairAxes(true)]
+out.axes = [grids.axes.bands, grids.axes.interleaved]
 console.log(JSON.stringify(out))
 """
 
@@ -82,7 +83,9 @@ def dump(tmp_path_factory):
         text = (SCRIPTS / f"{name}.js").read_text(encoding="utf-8")
         (where / f"{name}.mjs").write_text(text.replace('"./common.js"', '"./common.mjs"'))
     scaling = []
-    for name, content in import_hook("explorer_data").files():
+    data = import_hook("explorer_data")
+    chosen = [*data.files("rope-scaling/"), *data.files("bias/"), *data.files("mrope/")]
+    for name, content in chosen:
         (where / "data" / name).parent.mkdir(parents=True, exist_ok=True)
         (where / "data" / name).write_text(json.dumps(content), encoding="utf-8")
         if name.startswith("rope-scaling/"):

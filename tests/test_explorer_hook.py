@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
@@ -166,26 +167,50 @@ def test_a_notebook_says_where_the_explorer_is():
 
 def test_the_build_writes_the_explorers_numbers_once(tmp_path, monkeypatch):
     """on_post_build writes hooks/explorer_data.py's files into the site (the English build;
-    the Chinese one shares its assets), one per setting file the scripts fetch, and does not
-    write them again while posenc and the explorers' data code are unchanged."""
+    the Chinese one shares its assets), one per setting file the scripts fetch; they are
+    computed once and kept in .cache/explorers/ while posenc and the data code are unchanged."""
     data = import_hook("explorer_data")
-    config = SimpleNamespace(site_dir=str(tmp_path), theme={"language": "zh"})
+    assert len(data.names()) == 7 * 3 * 4 * 4 + 4 * 5 * 2 * 3 + 1 + 3
+    makers = list(data._makers())
+    few = [makers[0], makers[-1]]  # a rope-scaling file and a T5 one: quick to compute
+    monkeypatch.setattr(data, "_makers", lambda: iter(few))
+    site = tmp_path / "site"
+    config = SimpleNamespace(
+        site_dir=str(site), theme={"language": "zh"}, config_file_path=str(tmp_path / "mkdocs.yml")
+    )
     explorers.on_post_build(config)
-    assert not (tmp_path / data.FOLDER).exists()
+    assert not (site / data.FOLDER).exists()
     config.theme = {"language": "en"}
     explorers.on_post_build(config)
-    folder = tmp_path / data.FOLDER
+    folder = site / data.FOLDER
     written = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.json"))
-    assert written == sorted(name for name, _ in data.files())
-    assert len(written) == 7 * 3 * 4 * 4 + 3
+    assert written == sorted(name for name, _ in few)
+    assert json.loads((folder / few[0][0]).read_text(encoding="utf-8")) == json.loads(
+        json.dumps(few[0][1]())
+    )
     # the grid is the controls' own options
-    spec = {c["name"]: c for c in explorers.EXPLORERS["rope-scaling"]["controls"]}
-    for name in ("method", "base", "dim", "trained", "factor", "current"):
-        assert data.options("rope-scaling", name) == tuple(v for v, _ in spec[name]["options"])
+    for explorer, names in (
+        ("rope-scaling", ("method", "base", "dim", "trained", "factor", "current")),
+        ("rope-decay", ("base", "dim", "pairing", "vector", "range", "key", "probe")),
+    ):
+        spec = {c["name"]: c for c in explorers.EXPLORERS[explorer]["controls"]}
+        for name in names:
+            assert data.options(explorer, name) == tuple(v for v, _ in spec[name]["options"])
     calls = []
-    monkeypatch.setattr(data, "write", lambda where: calls.append(where))
+    monkeypatch.setattr(
+        data, "write", lambda where: calls.append(where) or where.mkdir(parents=True)
+    )
     explorers.on_post_build(config)
     assert calls == []  # unchanged: not written again
+    shutil.rmtree(site)
+    explorers.on_post_build(config)  # a new build of the same code: copied from the cache
+    assert calls == [] and sorted(p.name for p in folder.rglob("*.json")) == sorted(
+        Path(name).name for name in data.names()
+    )
     (folder / "salt").write_text("another posenc", encoding="utf-8")
+    cache = tmp_path / ".cache" / "explorers"
+    (kept,) = cache.iterdir()
+    shutil.rmtree(kept)
     explorers.on_post_build(config)
-    assert calls == [folder]
+    assert len(calls) == 1 and calls[0].parent == cache and calls[0].name.startswith(".")
+    assert [p.name for p in cache.iterdir()] == [kept.name]  # renamed into place

@@ -1,42 +1,46 @@
 /* The M-RoPE explorer (hooks/explorers.py, EXPLORERS["mrope"]): the (t, h, w) ids of a prompt
  * of text, an image and a video, as posenc.mrope_position_ids builds them.
  *
- * The layout is [text, image (1, h, w), text, video, text]. Qwen2-VL: the video is one grid of
- * t frames, frame k at temporal id start + k. Qwen2.5-VL: the same grid, frame k at
- * start + trunc(k * tokens_per_second * seconds_per_grid), the products in float32 as
- * transformers forms them (Math.fround). Qwen3-VL: each frame a grid of T = 1 after its
- * timestamp text. After a grid the counter goes to its largest id + 1 ("max", the release code)
- * or to start + max(h, w)/m ("spatial", transformers 5.23). The frequency pairs: mrope_section
- * [16, 24, 24] in bands (Qwen2-VL, Qwen2.5-VL) or [24, 20, 20] interleaved (Qwen3-VL), as
- * posenc.apply_mrope assigns them. tests/test_browser_explorers_bias_mrope.py compares what is
- * shown with posenc.
+ * The layout is [text, image (1, h, w), text, video, text]. Qwen2-VL and Qwen2.5-VL: the video
+ * is one grid of t frames; Qwen3-VL: each frame a grid of T = 1 after its timestamp text.
+ * It draws; posenc computes: hooks/explorer_data.py writes, at build time, every grid the
+ * controls can make (data/mrope/grids.json, fetched when the explorer is first drawn) as
+ * posenc.mrope_position_ids gives it at the start of a prompt: the t id of each frame, the
+ * (h, w) ids of a frame, and the id the text after it resumes at under each rule ("max", the
+ * release code; "spatial", transformers 5.23). This script puts a prompt together: text ids
+ * count on, a grid's ids are those of the file moved to where the grid starts (the build
+ * checks that its frames give posenc's ids back). The frequency pairs' axes are
+ * posenc.apply_mrope's too. tests/test_browser_explorers_bias_mrope.py compares what is shown
+ * with posenc.
  */
 import { chart, el, fill, line, num, setup, table } from "./common.js"
 
 export const SECTIONS = { bands: [16, 24, 24], interleaved: [24, 20, 20] }
 
-/* The segments of the prompt: {kind: "text" | "stamp", n} or {kind: "image" | "video", t, h, w,
- * step, frame}. */
+const file = () => new URL("data/mrope/grids.json", import.meta.url).href
+
+/* The segments of the prompt: {kind: "text" | "stamp", n} or {kind: "image" | "video", key,
+ * frame}, key naming the grid in the file. */
 export function layout(v) {
-  const qwen3 = v.model === "Qwen3-VL"
-  const f = Math.fround
-  const step = v.model === "Qwen2.5-VL" ? f(f(+v.tps) * f(+v.seconds)) : 1
-  const video = { kind: "video", h: +v.vidh, w: +v.vidw }
+  const m = v.merge
   const segs = [
     { kind: "text", n: +v.before },
-    { kind: "image", t: 1, h: +v.imgh, w: +v.imgw, step: 1 },
+    { kind: "image", key: `image-${v.imgh}-${v.imgw}-${m}` },
     { kind: "text", n: +v.between },
   ]
-  if (qwen3)
+  const video = `${v.vidh}-${v.vidw}-${m}`
+  if (v.model === "Qwen3-VL")
     for (let k = 0; k < +v.frames; k++)
-      segs.push({ kind: "stamp", n: +v.stamp, frame: k }, { ...video, t: 1, step: 1, frame: k })
-  else segs.push({ ...video, t: +v.frames, step })
+      segs.push({ kind: "stamp", n: +v.stamp, frame: k }, { kind: "video", key: `frame-${video}`, frame: k })
+  else if (v.model === "Qwen2.5-VL")
+    segs.push({ kind: "video", key: `video-${v.frames}-${video}-${v.seconds}-${v.tps}` })
+  else segs.push({ kind: "video", key: `video-${v.frames}-${video}` })
   segs.push({ kind: "text", n: +v.after })
   return segs
 }
 
-/* posenc.mrope_position_ids for one layout: a token list {seg, t, h, w, frame}. */
-export function positionIds(segs, merge, resume) {
+/* The prompt's ids, a token list {seg, t, h, w, frame}, from the grids of the file. */
+export function positionIds(segs, resume, data) {
   const tokens = []
   let cur = 0
   segs.forEach((seg, s) => {
@@ -44,31 +48,15 @@ export function positionIds(segs, merge, resume) {
       for (let k = 0; k < seg.n; k++, cur++) tokens.push({ seg: s, t: cur, h: cur, w: cur })
       return
     }
-    const gh = seg.h / merge, gw = seg.w / merge
-    const start = cur
-    let top = -Infinity
-    for (let k = 0; k < seg.t; k++) {
-      // float32, truncated, as transformers' (arange(t) * interval).long()
-      const tk = seg.step === 1 ? k : Math.trunc(Math.fround(Math.fround(k) * seg.step))
-      for (let r = 0; r < gh; r++)
-        for (let c = 0; c < gw; c++) {
-          const id = { seg: s, t: start + tk, h: start + r, w: start + c, frame: seg.frame ?? k }
-          top = Math.max(top, id.t, id.h, id.w)
-          tokens.push(id)
-        }
-    }
-    cur = resume === "max" ? top + 1 : start + Math.max(gh, gw)
+    const grid = data.grids[seg.key]
+    const [hs, ws] = data.hw[grid.hw]
+    grid.t.forEach((t, k) => {
+      for (let j = 0; j < hs.length; j++)
+        tokens.push({ seg: s, t: cur + t, h: cur + hs[j], w: cur + ws[j], frame: seg.frame ?? k })
+    })
+    cur += grid.next[resume]
   })
   return tokens
-}
-
-/* The axis (0 = t, 1 = h, 2 = w) of each of the 64 pairs of a 128-wide head. */
-export function pairAxes(interleaved) {
-  const sec = interleaved ? SECTIONS.interleaved : SECTIONS.bands
-  if (!interleaved) return sec.flatMap((n, a) => Array(n).fill(a))
-  const axes = Array(64).fill(0)
-  for (const a of [1, 2]) for (let i = a; i < 3 * sec[a]; i += 3) axes[i] = a
-  return axes
 }
 
 function kindName(text, seg, frame) {
@@ -127,14 +115,13 @@ function drawPairs(ctx, axes, heading) {
   strip.dataset.v = axes.join(" ")
 }
 
-function render(v, ctx) {
+function render(v, ctx, data) {
   const { text } = ctx
-  const merge = +v.merge
   const qwen3 = v.model === "Qwen3-VL"
   ctx.control("seconds").disabled = ctx.control("tps").disabled = v.model !== "Qwen2.5-VL"
   ctx.control("stamp").disabled = !qwen3
   const segs = layout(v)
-  const tokens = positionIds(segs, merge, v.resume)
+  const tokens = positionIds(segs, v.resume, data)
   drawIds(ctx, segs, tokens)
 
   // readout: counts, where the text resumes, the next token
@@ -160,7 +147,7 @@ function render(v, ctx) {
   p.append(" ", ...fill(text.next, { next: num(big(tokens) + 1, "next") }))
   const section = `[${(qwen3 ? SECTIONS.interleaved : SECTIONS.bands).join(", ")}]`
   const layoutName = qwen3 ? text.interleaved : text.bands
-  drawPairs(ctx, pairAxes(qwen3), `${v.model}: ${layoutName} ${section}`)
+  drawPairs(ctx, data.axes[qwen3 ? "interleaved" : "bands"], `${v.model}: ${layoutName} ${section}`)
 
   table(ctx, text.cols, tokens.map((tok, i) => [
     String(i), kindName(text, segs[tok.seg], tok.frame),
@@ -169,5 +156,5 @@ function render(v, ctx) {
 }
 
 export function mount(box) {
-  return setup(box, render)
+  return setup(box, render, file)
 }

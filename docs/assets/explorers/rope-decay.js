@@ -2,86 +2,38 @@
  * distance r = m − n, RoFormer's bound on it (§3.4.3, by Abel summation), and the relative-
  * position property live: the score with the key at n is the score with the key at 0.
  *
- * Rotation as posenc.apply_rope (src/posenc/rope.py): pair i is (x[2i], x[2i+1]) (interleaved)
- * or (x[i], x[i+d/2]) (half), turned by the angle p·θᵢ, θᵢ = b^(−2i/d); the score is the dot
- * product of the rotated query at m and the rotated key at n. The bound is the one on the rope
- * page: with hᵢ = q⁽ⁱ⁾·conj(k⁽ⁱ⁾) (hᵢ = |q⁽ⁱ⁾|² for q = k), h_{d/2} = 0 and the partial sums
- * S_j = Σ_{l<j} e^{i r θ_l}: |q·k| ≤ max_j |h_j − h_{j−1}| · Σ_{j=1}^{d/2} |S_j|.
+ * It draws; posenc computes. hooks/explorer_data.py writes, at build time, one file per base,
+ * head dimension, pairing and q = k (fetched when first needed): θᵢ (posenc.rope_frequencies),
+ * hᵢ = |q⁽ⁱ⁾|², the score q·k of posenc.apply_rope at every distance drawn with the key at 0,
+ * the score with the key at each position n offered (as its difference from the one at 0), the
+ * bound (|q·k| ≤ max_j |h_j − h_{j−1}| · Σ_{j=1}^{d/2} |S_j|, S_j = Σ_{l<j} e^{i r θ_l}) and,
+ * per probe distance, the readout's and the table's numbers.
  * tests/test_browser_explorers.py compares every shown number with posenc.
  */
 import { chart, el, line, num, setup, table } from "./common.js"
 
-export function vector(kind, d) {
-  const q = []
-  for (let j = 0; j < d; j++)
-    q.push(kind === "ones" ? 1 : kind === "alternate" ? (j % 2 === 0 ? 1 : 0) : j < d / 2 ? 1 : 0)
-  return q
-}
+const file = (v) =>
+  new URL(`data/rope-decay/${v.base}-${v.dim}-${v.pairing}-${v.vector}.json`, import.meta.url).href
 
-/* The pairs (x, y) of q under a pairing. */
-function pairsOf(q, pairing) {
-  const n = q.length / 2, out = []
-  for (let i = 0; i < n; i++) out.push(pairing === "interleaved" ? [q[2 * i], q[2 * i + 1]] : [q[i], q[i + n]])
-  return out
-}
-
-/* q rotated at m dotted with k (= q) rotated at n. */
-function score(pairs, theta, m, n) {
-  let s = 0
-  for (let i = 0; i < pairs.length; i++) {
-    const [x, y] = pairs[i]
-    const a = m * theta[i], c = n * theta[i]
-    const ca = Math.cos(a), sa = Math.sin(a), cc = Math.cos(c), sc = Math.sin(c)
-    s += (x * ca - y * sa) * (x * cc - y * sc) + (x * sa + y * ca) * (x * sc + y * cc)
-  }
-  return s
-}
-
-function bound(h, theta, r) {
-  let re = 0, im = 0, sum = 0, jump = 0
-  for (let j = 1; j <= theta.length; j++) {
-    re += Math.cos(r * theta[j - 1])
-    im += Math.sin(r * theta[j - 1])
-    sum += Math.hypot(re, im)
-    jump = Math.max(jump, Math.abs((j < h.length ? h[j] : 0) - h[j - 1]))
-  }
-  return jump * sum
-}
-
-/* The distances drawn: every integer up to R <= 1024, else every one up to 128 and 256 steps
- * evenly spaced on a log scale from 128 to R. */
-export function distances(R) {
-  if (R <= 1024) return Array.from({ length: R + 1 }, (_, r) => r)
-  const out = Array.from({ length: 129 }, (_, r) => r)
-  for (let k = 1; k <= 256; k++) {
-    const r = Math.round(128 * (R / 128) ** (k / 256))
-    if (r > out[out.length - 1]) out.push(r)
-  }
-  return out
-}
-
-export function compute(v) {
-  const d = Number(v.dim), b = Number(v.base), n = Number(v.key), probe = Number(v.probe)
-  const theta = []
-  for (let i = 0; i < d / 2; i++) theta.push(b ** -((2 * i) / d))
-  const pairs = pairsOf(vector(v.vector, d), v.pairing)
-  const h = pairs.map(([x, y]) => x * x + y * y)
-  const qq = h.reduce((a, c) => a + c, 0)
-  const rs = distances(Number(v.range))
-  const at0 = rs.map((r) => score(pairs, theta, r, 0))
-  const atN = rs.map((r) => score(pairs, theta, n + r, n))
-  const bounds = rs.map((r) => bound(h, theta, r))
-  let diff = 0
-  for (let k = 0; k < rs.length; k++) diff = Math.max(diff, Math.abs(atN[k] - at0[k]))
+/* Everything the explorer shows, for one setting, from its file. */
+export function compute(v, data) {
+  const at = new Map(data.r.map((r, k) => [r, k]))
+  const rs = data.ranges[v.range]
+  const pick = (values) => rs.map((r) => values[at.get(r)])
+  const at0 = pick(data.score)
+  const shift = data.shifted[v.key]
+  const atN = pick(shift.diff).map((x, k) => at0[k] + x)
+  const probe = data.probes[v.probe]
   return {
-    d, n, probe, theta, h, qq, rs, at0, atN, bounds, diff,
-    probeScore: score(pairs, theta, probe, 0), probeBound: bound(h, theta, probe),
+    n: Number(v.key), probe: Number(v.probe), theta: data.theta, h: data.h, qq: data.qq, rs, at0, atN,
+    bounds: pick(data.bound), diff: shift.max[v.range], probeScore: probe.score,
+    probeBound: probe.bound, S: probe.S, term: probe.term,
   }
 }
 
 export function mount(box) {
-  setup(box, (values, ctx) => {
-    const r = compute(values)
+  setup(box, (values, ctx, data) => {
+    const r = compute(values, data)
     const t = ctx.text
     const R = r.rs[r.rs.length - 1]
     const split = R > 1024
@@ -120,11 +72,7 @@ export function mount(box) {
     })
     line(out, t.relative, { n: num(r.n, "key"), diff: num(r.diff, "diff", 2), count: num(r.rs.length, "count") })
 
-    const p = r.probe
-    table(ctx, t.cols, r.theta.map((th, i) => {
-      let re = 0, im = 0
-      for (let l = 0; l <= i; l++) { re += Math.cos(p * r.theta[l]); im += Math.sin(p * r.theta[l]) }
-      return [String(i), num(th), num(r.h[i], "h"), num(Math.hypot(re, im)), num(r.h[i] * Math.cos(p * th), "term")]
-    }))
-  })
+    table(ctx, t.cols, r.theta.map((th, i) =>
+      [String(i), num(th), num(r.h[i], "h"), num(r.S[i]), num(r.term[i], "term")]))
+  }, file)
 }
