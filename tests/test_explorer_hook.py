@@ -174,6 +174,10 @@ def test_the_build_writes_the_explorers_numbers_once(tmp_path, monkeypatch):
     makers = list(data._makers())
     few = [makers[0], makers[-1]]  # a rope-scaling file and a T5 one: quick to compute
     monkeypatch.setattr(data, "_makers", lambda: iter(few))
+    salt = explorers._data_salt()
+    assert len(salt) == 64 and salt == explorers._data_salt()
+    # the source does not change during the test (a checkout others edit may)
+    monkeypatch.setattr(explorers, "_data_salt", lambda: salt)
     site = tmp_path / "site"
     config = SimpleNamespace(
         site_dir=str(site), theme={"language": "zh"}, config_file_path=str(tmp_path / "mkdocs.yml")
