@@ -74,6 +74,9 @@ CAUSES: dict[tuple[str, str], tuple[str, str, str]] = {
 
 
 def _cause(engine: str, family: str, sdist: Path | None) -> dict[str, Any] | None:
+    if engine == "mlx":  # mlx_run keeps MLX's causes (files relative to site-packages)
+        mlx = _mlx()
+        return mlx.cause(family) if mlx is not None and hasattr(mlx, "cause") else None
     if (engine, family) not in CAUSES:
         return None
     text, file, snippet = CAUSES[(engine, family)]
@@ -105,11 +108,16 @@ def _finish(c: dict[str, Any], engine: str, family: str, sdist: Path | None) -> 
 
 
 def _mlx() -> Any:
+    """tools/engines_check/mlx_run.py where it exists and MLX can run: in this interpreter, or
+    in the MLX venv it names (``MLX_PYTHON``); else None (no MLX cells)."""
     here = Path(__file__).resolve().parent / "mlx_run.py"
-    if not here.exists() or importlib.util.find_spec("mlx") is None:
+    if not here.exists():
         return None
     from . import mlx_run  # type: ignore[attr-defined]
 
+    if importlib.util.find_spec("mlx") is None and not Path(mlx_run.MLX_PYTHON).exists():
+        print(f"MLX not run: no mlx here, no {mlx_run.MLX_PYTHON}", file=sys.stderr)
+        return None
     return mlx_run
 
 
@@ -178,13 +186,7 @@ def versions(sdist: Path | None, mlx: Any) -> dict[str, str]:
     if sdist is not None:
         v.update(lc.version(sdist))
     if mlx is not None:
-        import importlib.metadata as md
-
-        for name in ("mlx", "mlx-lm"):
-            try:
-                v[name] = md.version(name)
-            except md.PackageNotFoundError:
-                pass
+        v.update(mlx.versions())
     return v
 
 
