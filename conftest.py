@@ -148,13 +148,6 @@ pytest_collect_file = SybilCollection(
             name="page-code",
         ),
         Sybil(
-            parsers=[PythonCodeBlockParser(doctest_optionflags=FLAGS)],
-            patterns=["*.md"],
-            path="docs",
-            setup=_setup,
-            name="pages",
-        ),
-        Sybil(
             parsers=[DocTestParser(optionflags=FLAGS)],
             patterns=["*.py"],
             path="src",

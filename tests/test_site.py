@@ -41,6 +41,21 @@ def test_twins_share_outline_anchors_and_code(page):
         assert a == b, f"code block {n} differs between en and zh"
 
 
+def test_no_code_block_is_written_in_a_page():
+    """Every code block of a page is included from docs_src/ (written once for both languages):
+    the pages themselves hold none."""
+    written = [
+        f"{lang}/{page}: {info or '(no info)'}"
+        for lang in LANGS
+        for page in pages(lang)
+        for info, _ in parse((DOCS / lang / page).read_text(encoding="utf-8"))[1]
+    ]
+    assert len(written) == 0, f"{len(written)} code blocks written in pages:\n" + "\n".join(
+        written[:20]
+    )
+    assert sum(len(_includes((DOCS / "en" / p).read_text("utf-8"))) for p in pages("en")) > 500
+
+
 def test_included_code_is_what_snippets_includes():
     """notebooks.expand (which the notebooks and these tests read pages with) gives the text
     pymdownx.snippets gives the build, configured as mkdocs.yml configures it; every section of
@@ -232,7 +247,7 @@ _NOT_PROSE = re.compile(r"^\s*(?:$|===|!!!|\?\?\?|</?div\b|<!--|# )")
 
 def _squeezed(text: str) -> str:
     """Text without link targets, attribute lists, quote marks and whitespace: what a reader
-    sees of a line, whatever the line breaks (hooks/zh_lines.py joins the Chinese ones)."""
+    sees of a line, whatever the line breaks."""
     text = re.sub(r"\]\([^)\s]*\)", "]", text)
     text = re.sub(r"\{\s*[.#][^}]*\}", "", text)
     return re.sub(r"(?m)^\s*>", "", text).replace(" ", "").replace("\n", "")
