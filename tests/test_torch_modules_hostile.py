@@ -62,7 +62,7 @@ def _ulps(got, want, dtype):
     return float((got.double() - want.double()).abs().max()) / (scale * torch.finfo(dtype).eps)
 
 
-# --- 1. every integer dtype holds positions -----------------------------------------------------
+# --- every integer dtype holds positions -----------------------------------------------------
 
 
 @values
@@ -220,7 +220,7 @@ def test_learned_embed_takes_every_integer_dtype(int_dtype):
             module.embed(torch.tensor([2**63 + 1], dtype=torch.uint64))
 
 
-# --- 2. meta-device initialisation -------------------------------------------------------------
+# --- meta-device initialisation -------------------------------------------------------------
 
 MODULES = {
     "sinusoidal": (
@@ -285,7 +285,7 @@ def test_reset_parameters_repairs_overwritten_buffers_in_place(name):
     assert torch.equal(run(module), want)
 
 
-# --- 3. caches never lower the precision of an input -------------------------------------------
+# --- caches never lower the precision of an input -------------------------------------------
 
 
 @values
@@ -464,7 +464,7 @@ def test_sinusoidal_module_equals_function(dtype, module_dtype, layout, offset, 
         assert _ulps(got, want, dtype) <= (2.0 if dtype in (torch.float16, torch.bfloat16) else 8.0)
 
 
-# --- 4. non-floating and NumPy x ---------------------------------------------------------------
+# --- non-floating and NumPy x ---------------------------------------------------------------
 
 BAD_X = {
     "int64": (torch.zeros(1, 3, 8, dtype=torch.long), TypeError, r"dtype torch.int64"),
@@ -527,7 +527,7 @@ def test_module_on_another_device_than_x_is_named():
         pe(torch.zeros(1, 3, 8, device="cpu"))
 
 
-# --- 5. strided, offset and expanded q / k ------------------------------------------------------
+# --- strided, offset and expanded q / k ------------------------------------------------------
 
 
 def _layouts(shape, dtype):
@@ -585,7 +585,7 @@ def test_empty_inputs_work(shape, pairing):
     assert T5RelativeBias(2)(0, 3).shape == (1, 2, 0, 3)
 
 
-# --- 6. lengths and offsets checked everywhere --------------------------------------------------
+# --- lengths and offsets checked everywhere --------------------------------------------------
 
 
 def _cpu(build):
@@ -795,7 +795,7 @@ def test_edge_offsets_that_fit_are_served():
     assert torch.equal(far, bias(2, 3, offset=10**6))
 
 
-# --- 7. posenc.torch without torch -------------------------------------------------------------
+# --- posenc.torch without torch -------------------------------------------------------------
 
 
 def test_import_posenc_torch_without_torch_says_what_to_install():
