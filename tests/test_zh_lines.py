@@ -1,80 +1,119 @@
-"""hooks/zh_lines.py: soft line breaks in Chinese text render without a stray space.
+"""The Chinese pages: one line per paragraph in the source, no stray space in the built text.
 
-Tested twice: the hook's functions on strings (which breaks are joined, which are kept), and the
-built zh pages, whose paragraph text must hold no space next to full-width punctuation and none
-between two Chinese characters.
+A paragraph wrapped across source lines renders each line break as a space; between two Chinese
+characters, or next to full-width punctuation, that space reads as a stray gap (Chromium does
+not drop it). The zh pages are written one line per paragraph (issue 42: the hook that joined
+hard-wrapped lines at build time is gone), so no such break exists: the source check below
+finds any soft break inside a paragraph, and the built zh pages are checked for stray spaces.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from html.parser import HTMLParser
 
 import pytest
 
-from sitecheck import ROOT, pages
+from sitecheck import DOCS, fenced, pages
 
-pytestmark = pytest.mark.site  # a build hook and the built site: device-independent (cpu leg)
+pytestmark = pytest.mark.site  # the pages and the built site: device-independent (cpu leg)
 
-_spec = importlib.util.spec_from_file_location("zh_lines", ROOT / "hooks" / "zh_lines.py")
-zh_lines = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(zh_lines)
-join = zh_lines.join_lines
-
-
-@pytest.mark.parametrize(
-    "text, expected",
-    [
-        ("位置\n编码", "位置编码"),  # two Chinese characters
-        ("位置，\n编码", "位置，编码"),  # full-width comma before the break
-        ("它的维度\n（偶数）", "它的维度（偶数）"),  # full-width bracket after the break
-        ("这是“位置\n编码”", "这是“位置编码”"),  # quotation marks
-        ("称为“旋转”\n的方法", "称为“旋转”的方法"),
-        ("位置—\n位置", "位置—位置"),  # dash
-        ("等等……\n然后", "等等……然后"),  # ellipsis
-        ("见下文：\n`posenc.sinusoidal`", "见下文：`posenc.sinusoidal`"),  # punctuation, then code
-        ("用 RoPE\n。", "用 RoPE。"),  # Latin word, then punctuation
-        ("见：\n  缩进的续行", "见：缩进的续行"),  # continuation line of a list item
-        ("，\n。\n（", "，。（"),  # overlapping breaks
-        (
-            "另一种约定见\n[配对方式](#pairings)一节",
-            "另一种约定见[配对方式](#pairings)一节",
-        ),  # a link
-        ("正是[旋转一页](rotation.md)\n指出的", "正是[旋转一页](rotation.md)指出的"),
-        ("**尺度不匹配。**\n论文", "**尺度不匹配。**论文"),  # emphasis markers
-    ],
+HAN = "\u3400-\u4dbf\u4e00-\u9fff"
+PUNCT = "\u3000-\u303f\uff00-\uffef\u2018\u2019\u201c\u201d\u2014\u2026"
+# a line that starts a Markdown block of its own (list item, table row, heading, quote, HTML,
+# display math, admonition, tab, footnote, definition, rule, include line, attribute list)
+BLOCK_START = re.compile(
+    r"(?:[-*+](?:[ \t]|$)|\d+[.)](?:[ \t]|$)|[|#>:<]|\$\$|\\[\[\]]|!!!|\?\?\?|\[\^[^\]]*\]:"
+    r"|={3}|-{3}|\*{3}|_{3}|-+8<-+|\{[:.#]|\*\[)"
 )
-def test_breaks_that_are_joined(text, expected):
-    assert join(text) == expected
+# a line whose block ends with it: a heading, an admonition or tab title, a table row
+HEADER_LINE = re.compile(r"[ \t]*(?:#|!!!|\?\?\?|===|\|)")
+RULE = re.compile(r"^\s*(?:-{3,}|={3,}|\*{3,}|_{3,})\s*$")  # a rule, front matter's fence
+TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$")
+
+
+def _not_prose(lines: list[str]) -> set[int]:
+    """Lines where a break is no soft break of prose: code, display math, HTML comments, tables."""
+    out: set[int] = set()
+    i = 0
+    while i < len(lines):
+        block = fenced(lines, i)
+        s = lines[i].strip()
+        if block is not None:
+            stop = block[3]
+        elif s.startswith("$$") and not (len(s) > 2 and s.endswith("$$")):
+            stop = next((j for j in range(i + 1, len(lines)) if "$$" in lines[j]), len(lines)) + 1
+        elif s.startswith("\\["):
+            stop = next((j for j in range(i, len(lines)) if "\\]" in lines[j]), len(lines)) + 1
+        elif "<!--" in s and "-->" not in s[s.index("<!--") :]:
+            stop = next((j for j in range(i + 1, len(lines)) if "-->" in lines[j]), len(lines)) + 1
+        elif TABLE_RULE.match(lines[i]):
+            out.add(i - 1)
+            stop = next((j for j in range(i, len(lines)) if not lines[j].strip()), len(lines))
+        else:
+            i += 1
+            continue
+        out.update(range(i, stop))
+        i = stop
+    return out
+
+
+def wrapped(markdown: str) -> list[str]:
+    """The soft line breaks inside paragraphs of ``markdown``, as "line | next line"."""
+    lines = markdown.split("\n")
+    skip = _not_prose(lines)
+    out = []
+    for n in range(1, len(lines)):
+        a, b = lines[n - 1], lines[n]
+        if not (a.strip() and b.strip()) or {n - 1, n} & skip:
+            continue
+        if BLOCK_START.match(b.lstrip()) or HEADER_LINE.match(a) or a.endswith(("  ", "\\")):
+            continue
+        if a.lstrip().startswith(("<", "{:", "$$", "\\[", "\\]", "--8<--")) or RULE.match(a):
+            continue
+        out.append(f"{a.strip()[-30:]} | {b.strip()[:30]}")
+    return out
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "位置编码\nTransformer",  # Chinese then Latin: the customary space stays
-        "维度\n$d$ 为偶数",  # Chinese then inline math
-        "一段话。\n- 列表项",  # the next line starts a list
-        "如下：\n$$",  # display math
-        "如下：\n1. 第一项",  # an ordered list
-        "如下：\n| 表 | 格 |",  # a table
-        "结束。\n## 标题",  # a heading
-        '!!! note "注意，"\n    正文',  # an admonition title keeps its own line
-        "# 标题。\n正文",  # a heading line is never joined to the next
-        "English words\nmore words",  # nothing Chinese at all
-        "见 [Hugging Face](https://huggingface.co)\n的代码",  # link text ends in Latin
-        "a · b\n· c",  # a middle dot is not Chinese punctuation
+        "位置\n编码",  # two Chinese characters
+        "位置，\n编码",
+        "位置编码\nTransformer",  # Chinese then Latin: a space, but still a wrapped paragraph
+        "- 列表项，\n  续行",  # a list item's continuation line
+        '!!! note "注意"\n    正文，\n    续行',  # inside an admonition
+        "English words\nmore words",
     ],
 )
-def test_breaks_that_are_kept(text):
-    assert join(text) == text
+def test_the_source_check_finds_a_wrapped_paragraph(text):
+    assert wrapped(text)
 
 
-def test_code_blocks_keep_their_lines():
-    page = "文字，\n继续。\n\n```python\n>>> x = 1  # 中文，\n>>> y = 2\n```\n\n后文，\n继续。\n"
-    out = zh_lines.join_markdown(page)
-    assert ">>> x = 1  # 中文，\n>>> y = 2" in out
-    assert "文字，继续。" in out and "后文，继续。" in out
+@pytest.mark.parametrize(
+    "text",
+    [
+        "一段话。\n- 列表项",  # the next line starts a list
+        "如下：\n$$\na\nb\n$$",  # display math keeps its lines
+        "如下：\n| 表 | 格 |\n| --- | --- |\n| 甲 | 乙 |",  # a table
+        "结束。\n## 标题",  # a heading
+        '!!! note "注意，"\n    正文',  # an admonition title keeps its own line
+        "# 标题。\n正文",
+        "一行\n\n```python\n>>> x = 1\n>>> y = 2\n```",  # code keeps its lines
+        "> 引文，\n> 续行",  # a quote: each line marked
+        '如下：\n\n--8<-- "docs_src/rope.md:check"\n--8<-- "docs_src/rope.md:check-2"',
+        "硬换行  \n下一行",  # a hard line break
+        '---\ndescription: "页面的描述"\n---',  # front matter
+    ],
+)
+def test_the_source_check_passes_what_is_no_wrapped_paragraph(text):
+    assert not wrapped(text)
+
+
+@pytest.mark.parametrize("page", pages("zh"))
+def test_zh_source_is_one_line_per_paragraph(page):
+    found = wrapped((DOCS / "zh" / page).read_text(encoding="utf-8"))
+    assert not found, f"{len(found)} paragraphs wrapped across lines:\n" + "\n".join(found[:20])
 
 
 class _Blocks(HTMLParser):
@@ -136,10 +175,7 @@ def _article_text(html: str) -> list[str]:
     return parser.blocks
 
 
-PUNCT = zh_lines.PUNCT
-STRAY = re.compile(
-    rf"[{PUNCT}][ \t\n]+(?=\S)|(?<=\S)[ \t\n]+[{PUNCT}]|[{zh_lines.HAN}][ \t\n]+(?=[{zh_lines.HAN}])"
-)
+STRAY = re.compile(rf"[{PUNCT}][ \t\n]+(?=\S)|(?<=\S)[ \t\n]+[{PUNCT}]|[{HAN}][ \t\n]+(?=[{HAN}])")
 
 
 def test_rendered_zh_pages_have_no_stray_space_in_chinese(built_site):
