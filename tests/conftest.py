@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -164,6 +165,37 @@ def pytest_collection_modifyitems(config, items):
         if "built_site" in getattr(item, "fixturenames", ()):
             item.add_marker(skip)
 
+
+try:
+    from xdist.scheduler import LoadFileScheduling
+except ImportError:  # make test-oldest: no pytest-xdist, so no scheduler hook either
+    LoadFileScheduling = None
+
+if LoadFileScheduling is not None:
+
+    class FileScheduling(LoadFileScheduling):
+        """``--dist loadfile`` (``make test``), with one addition: a parametrized test whose id
+        ends in ``@<group>`` (``[rope.md-en@phone-0]``) runs with the other tests of its file that
+        name that group, on one worker, and the groups of a file are spread over the workers.
+
+        Every other test goes with its file, whole to one worker: a page's doctests share a
+        namespace, and a module-scoped browser starts once. pytest-xdist's own ``--dist
+        loadgroup`` would read ``xdist_group`` marks instead, but with pytest 9.2 it silently
+        stops grouping (pytest-dev/pytest-xdist#1386: the node id it rewrites is no longer read),
+        which would spread a page's doctests over both workers."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            group = GROUP_ID.search(nodeid)
+            file = nodeid.split("::", 1)[0]
+            return f"{file}@{group[1]}" if group else file
+
+    def pytest_xdist_make_scheduler(config, log):
+        if config.getvalue("dist") == "loadfile":
+            return FileScheduling(config, log)
+        return None
+
+
+GROUP_ID = re.compile(r"@([A-Za-z][\w-]*)\]$")  # letters, digits, _ and -
 
 _VERDICTS = {"checked": 0, "reused": 0}
 

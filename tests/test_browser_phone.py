@@ -6,10 +6,10 @@ the dark scheme too), nothing wider than the screen, and, at 390 and 360 px, how
 formulas break, that figures show whole and legible, that no table hides a column and no
 heading takes a line for its hidden link. Needs /usr/bin/chromium (see tests/test_browser.py).
 
-The pages are split into ``SHARDS`` shards, this file running the first and
-tests/test_browser_phone_{1,2,3}.py the others: ``make test`` distributes whole files over its
-workers (pytest-xdist ``--dist loadfile``), and in one file the pass kept one worker busy for
-most of the run while the other finished early (issue 23: the suite's 6-minute budget).
+The pages are split into ``SHARDS`` groups, named at the end of each test id
+(``[rope.md-en@phone-0]``): ``make test`` sends each group whole to one worker and spreads the
+groups over the workers (tests/conftest.py's ``FileScheduling``); as one unit the pass kept one
+worker busy for most of the run while the other finished early (issue 23: the time budget).
 """
 
 from __future__ import annotations
@@ -133,6 +133,21 @@ def test_the_shards_cover_every_page_once():
     assert all(len(shard(k)) >= len(every) // SHARDS - 1 for k in range(SHARDS))
 
 
+def test_each_shard_is_one_unit_of_work_and_other_tests_go_by_file():
+    """What tests/conftest.py's scheduler makes of the ids: a shard's pages share one unit (one
+    worker), the shards are four units, and a test without a group (a page's doctests) goes with
+    its file."""
+    from conftest import FileScheduling
+
+    split = FileScheduling._split_scope
+    here = "tests/test_browser_phone.py::test_page_on_a_phone"
+    units = {split(None, f"{here}[{p.id}]") for p in _grouped()}
+    assert units == {f"tests/test_browser_phone.py@phone-{k}" for k in range(SHARDS)}
+    page = "docs/en/rope.md::sybil:pages,line:{},column:1"
+    assert {split(None, page.format(n)) for n in (3, 40)} == {"docs/en/rope.md"}
+    assert split(None, "tests/test_x.py::test_y[a@b.c-1]") == "tests/test_x.py"
+
+
 @pytest.fixture(scope="module")
 def phone_verdicts(request, built_site):
     """The stored passes of check_page (tests/verdicts.py): decided by this file, the helpers and
@@ -144,7 +159,16 @@ def phone_verdicts(request, built_site):
     return Verdicts(request.config, "phone", built_site.path, [*code, here / "verdicts.py", AXE])
 
 
-@pytest.mark.parametrize("name, lang", shard(0))
+def _grouped() -> list:
+    """Every (page, language) pair, its id naming its shard's group (tests/conftest.py)."""
+    return [
+        pytest.param(name, lang, id=f"{name}-{lang}@phone-{k}")
+        for k in range(SHARDS)
+        for name, lang in shard(k)
+    ]
+
+
+@pytest.mark.parametrize("name, lang", _grouped())
 def test_page_on_a_phone(request, phone_verdicts, server, lang, name):
     on_a_phone(request, phone_verdicts, server, lang, name)
 
