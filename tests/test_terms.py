@@ -25,6 +25,8 @@ pytestmark = pytest.mark.site
 TERMS_FILE = ROOT / "hooks" / "terms.yml"
 SECTIONS = ("encodings", "attention", "length")
 FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,}).*?^\1\2[ \t]*$", re.M | re.S)
+# a line that includes a block of the page's code from docs_src/ (pymdownx.snippets)
+INCLUDE = re.compile(r"^[ \t]*-+8<-+[ \t]+\"[^\"\n]*\"[ \t]*$", re.M)
 ROW = re.compile(r"^\|(.+)\|\s*$")
 HAN = r"[\u4e00-\u9fff]"
 
@@ -37,8 +39,9 @@ TERMS = load_terms()
 
 
 def prose(text: str) -> str:
-    """``text`` with fenced code blocks and inline code removed (code is English and shared)."""
-    return re.sub(r"`[^`\n]+`", "", FENCE.sub("", text))
+    """``text`` with fenced code blocks, include lines and inline code removed (code is English
+    and shared)."""
+    return re.sub(r"`[^`\n]+`", "", INCLUDE.sub("", FENCE.sub("", text)))
 
 
 def glossary_rows(lang: str) -> dict[str, list[list[str]]]:
