@@ -48,7 +48,10 @@ def fuzz_type(
             d, what = base, ["base"]
         else:
             d, what = space.mutate(rng)
-        v = compare.verdict(d)
+        try:
+            v = compare.verdict(d)
+        except Exception as exc:  # the comparison itself broke: reported, never agreement
+            v = compare.Verdict("harness", "?", "?", f"harness: {exc!r}"[:240])
         row["configs"] += 1
         row[v.category] += 1
         if v.category in ("disagree", "harness") and v.family() not in families:
@@ -72,7 +75,7 @@ def fuzz_type(
     return row
 
 
-def write_findings(model_type: str, row: dict[str, Any], seed: int) -> list[str]:
+def write_findings(model_type: str, row: dict[str, Any], seed: int, per_type: int) -> list[str]:
     """One JSON per disagreement family: tests/hf_corpus/fuzz/found/<type>-<n>.json."""
     import transformers
 
@@ -88,7 +91,8 @@ def write_findings(model_type: str, row: dict[str, Any], seed: int) -> list[str]
             "model_type": model_type,
             "config": f["config"],
             "verdict": f["verdict"],
-            "found_by": f"python -m tools.atlas_fuzz --types {model_type} --seed {seed}",
+            "found_by": f"python -m tools.atlas_fuzz --types {model_type} --seed {seed} "
+            f"--per-type {per_type}",
             "changes_from_base": f["changes"],
             "transformers": transformers.__version__,
         }
@@ -113,8 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     bases.tests_on_path()
     bases.quiet()
     import torch
+    from transformers import GenerationMixin  # imported whole before any timeout can cut it
 
     torch.set_num_threads(1)
+    _ = GenerationMixin
     t0 = time.time()
     data = bases.load(refresh=args.refresh_bases)
     types = args.types or sorted(data["bases"])
@@ -139,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         row = fuzz_type(mt, data["bases"][mt], args.per_type, args.seed, not args.no_shrink)
         row["kind"] = data["kinds"].get(mt)
         if args.write_findings:
-            row["files"] = write_findings(mt, row, args.seed)
+            row["files"] = write_findings(mt, row, args.seed, args.per_type)
         report["types"][mt] = row
         print(
             f"{mt:34s} {row['configs']:3d} agree {row['agree']:3d} refused {row['shared_refusal']:3d}"
