@@ -252,12 +252,42 @@ def _rotates(mod: Any, obj: Any, text: Any, index: int) -> bool | None:
     return None
 
 
+def _no_rotary_module(mod: Any, text: Any) -> bool:
+    """Whether the model's base class, built on the meta device from ``text``, has its rotary
+    module switched off (``rotary_emb`` None: GraniteMoeHybrid unless position_embedding_type
+    is "rope"): then no attention layer gets cos and sin, whatever its code would do."""
+    for name, cls in vars(mod).items():
+        if not (inspect.isclass(cls) and name.endswith("Model") and cls.__module__ == mod.__name__):
+            continue
+        if getattr(cls, "config_class", None) is not type(text) or "PreTrained" in name:
+            continue
+        try:
+            with torch.device("meta"):
+                model = cls(copy.deepcopy(text))
+        except Exception:
+            continue
+        if hasattr(model, "rotary_emb"):
+            return model.rotary_emb is None
+    return False
+
+
 def _compare_nope(res: Result, scheme: Any, obj: Any) -> None:
-    """Layers the scheme does not rotate: the model's attention does not rotate them either."""
+    """Layers the scheme does not rotate: the model's attention does not rotate them either;
+    the first layer of each rotating layer type does rotate."""
     ref = _rotary_reference(obj)
     if isinstance(ref, str):
         return
     _, _, _, text, mod = ref
+    if _no_rotary_module(mod, text):
+        rotating = [layer.index for layer in scheme.layers if layer.kind in ("rope", "mrope")]
+        if rotating:
+            res.status = "wrong"
+            res.detail = (
+                f"layer {rotating[0]}: posenc rotates it, the model builds no rotary module"
+            )
+        else:
+            res.kinds.append("model:no-rotary-module")
+        return
     seen = set()
     for layer in scheme.layers:
         if layer.kind not in ("nope",) or layer.layer_type in seen:
@@ -271,12 +301,14 @@ def _compare_nope(res: Result, scheme: Any, obj: Any) -> None:
             res.status = "wrong"
             res.detail = f"layer {layer.index}: the model rotates it, posenc says NoPE"
             return
-    for layer in scheme.layers:  # and the first rotating layer does call it
-        if layer.kind in ("rope", "mrope") and seen:
+    checked = set()
+    for layer in scheme.layers:  # and the first rotating layer of each type does call it
+        if layer.kind in ("rope", "mrope") and layer.layer_type not in checked:
+            checked.add(layer.layer_type)
             if _rotates(mod, obj, text, layer.index) is False:
                 res.status = "wrong"
                 res.detail = f"layer {layer.index}: posenc rotates it, the model does not"
-            return
+                return
 
 
 _SHRINK = {

@@ -267,7 +267,13 @@ class LayerRope:
     pairing: str
 
 
-_TYPES = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked"}
+# layer kinds as a LayerRope names them; a "hybrid" layer (Zamba2) runs a full-attention block
+_TYPES = {
+    "full_attention": "full",
+    "sliding_attention": "sliding",
+    "chunked_attention": "chunked",
+    "hybrid": "full",
+}
 
 
 def layer_rope_parameters(config: Any, layer: int) -> LayerRope:

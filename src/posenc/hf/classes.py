@@ -100,6 +100,11 @@ READ_KEYS: tuple[str, ...] = (
     "index_n_heads",
     "max_source_positions",
     "max_target_positions",
+    "attn_layer_indices",
+    "block_types",
+    "use_mem_rope",
+    "position_embedding_type",
+    "attention_window_size",
 )
 
 

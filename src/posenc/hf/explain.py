@@ -406,6 +406,21 @@ def _pitfalls(scheme: SchemeLike, lang: str = "en") -> list[str]:
 _SOURCE_ZH = tuple(
     (re.compile(pattern), repl)
     for pattern, repl in (
+        # what a config class derives (issue 38: hybrid layer patterns, legacy keys)
+        (
+            r" absent: every layer Mamba \(config code\)$",
+            "（文件中没有）：所有层都是 Mamba（配置代码）",
+        ),
+        (
+            r": attention layers, the others Mamba \(config code\)$",
+            "：注意力层，其余为 Mamba（配置代码）",
+        ),
+        (r", repeated over the layers \(config code\)$", "，按层循环重复（配置代码）"),
+        (r"^every layer (\S+) \(config code's default\)$", r"所有层都是 \1（配置代码的默认值）"),
+        (r" = (.*), not (.*): every layer \(model code\)$", r" = \1，不是 \2：所有层（模型代码）"),
+        (r"^none: (.*) is null \(model code\)$", r"没有：\1 为 null（模型代码）"),
+        (r" by length \(model code\)$", "，按长度选取（模型代码）"),
+        (r" ?\(config code\)", "（配置代码）"),
         (r"\(absent: false, model code\)", "（文件中没有：视为 false，模型代码）"),
         (r"\(absent: (\S+)'s default\)", r"（文件中没有：\1 的默认值）"),
         (r" ?\(model code's default; no ([^)]*)\)", r"（模型代码的默认值；没有 \1）"),
@@ -458,6 +473,7 @@ _LABEL_ZH = {
     "layers": "层数",
     "layer pattern": "层的排列",
     "NoPE layers": "NoPE 层",
+    "rotates": "旋转条件",
     "chunked layers": "分块注意力层",
     "cross-attention layers": "交叉注意力层",
 }

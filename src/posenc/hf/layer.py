@@ -66,6 +66,12 @@ class LayerScheme:
         M-RoPE: ``"hw_then_t"`` (Ernie 4.5 VL: the first ``mrope_section[0] +
         mrope_section[1]`` pairs alternate h, w; the rest are t); None: bands or, with
         ``mrope_interleaved``, Qwen3-VL's turns.
+    mscale : tuple of (float, float) or None
+        Phi-3.5-MoE's rotary: the frequencies of the trained length at every length, cos and
+        sin multiplied by ``mscale[0]`` while ``max(position_ids) + 1`` is at most
+        ``scaling['original_max_position_embeddings']``, by ``mscale[1]`` beyond
+        (``short_mscale``, ``long_mscale``) in place of the attention factor. None: the
+        scaling's own attention factor.
     query_temperature : dict or None
         A NoPE layer that scales its queries by position (Llama 4 with
         ``attn_temperature_tuning``): ``{"attn_scale": a, "floor_scale": s}``, the queries at
@@ -92,6 +98,7 @@ class LayerScheme:
     rotated_heads: int | None = None
     mrope_layout: str | None = None
     query_temperature: Mapping[str, float] | None = None
+    mscale: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as JSON-ready values."""
@@ -119,6 +126,11 @@ class LayerScheme:
             inv[:n] = np.float64(self.base) ** -i
             factor = float((self.scaling or {}).get("factor", 1.0))
             return inv / factor, 1.0
+        if self.mscale is not None:  # Phi-3.5-MoE: fixed frequencies, the factor by length
+            fixed, _ = rope_frequencies(self.rotary_dim, base=self.base, scaling=self.scaling)
+            trained = (self.scaling or {}).get("original_max_position_embeddings")
+            longer = seq_len is not None and trained is not None and seq_len > trained
+            return fixed, float(self.mscale[1] if longer else self.mscale[0])
         return rope_frequencies(
             self.rotary_dim, base=self.base, scaling=self.scaling, seq_len=seq_len
         )

@@ -15,10 +15,11 @@ Precedence, as transformers 5.23 has it:
   refuses a file holding both with different contents rather than pick one silently;
 - within an entry, its own ``rope_theta`` / ``partial_rotary_factor`` over the top-level keys
   that feed them (in the class's order) over the class's defaults;
-- ``original_max_position_embeddings`` of YaRN, Llama 3 and LongRoPE: the top-level key (or the
-  class's field, Phi-3's) over the one inside a flat ``rope_parameters``, which is used
-  otherwise, then ``max_position_embeddings``; a nested entry keeps its own, else
-  ``max_position_embeddings``.
+- ``original_max_position_embeddings`` of YaRN, Llama 3 and LongRoPE: where the config class
+  declares the field (Phi-3), its value (the file's top-level key, else the class's default)
+  over the one inside a flat ``rope_parameters``; in every other class the entry's own, else
+  ``max_position_embeddings`` (a top-level key there is kept on the config object but never
+  reaches ``rope_parameters``); a nested entry keeps its own, else ``max_position_embeddings``.
 """
 
 from __future__ import annotations
@@ -231,9 +232,13 @@ def _original(cfg: Config, entry: RopeEntry, nested_: bool) -> None:
     p = entry.params
     if p.get("rope_type") not in NEEDS_ORIGINAL:
         return
-    if not nested_:
+    # transformers gives the top-level value priority only where the config class declares the
+    # field (Phi-3's hasattr(self, ...) when it standardizes): a file's top-level key in any
+    # other class is set after that and never reaches rope_parameters
+    declared = cfg.is_dict and cfg.class_default("original_max_position_embeddings") is not None
+    if not nested_ and declared:
         top = cfg.get("original_max_position_embeddings")
-        if top is not None:  # transformers gives the top-level key (or class field) priority
+        if top is not None:
             p["original_max_position_embeddings"] = top
             entry.origins["original_max_position_embeddings"] = cfg.name(
                 "original_max_position_embeddings"

@@ -304,7 +304,7 @@ def _read_rows(cfg: Config, model_type: str, row: ModelRow) -> Scheme:
     sources: dict[str, str] = {}
     if row.selector is not None:
         _select(cfg, model_type, row.selector, sources)
-    n = cfg.int("num_hidden_layers", maximum=MAX_LAYERS)
+    n = cfg.int(row.layers_key, maximum=MAX_LAYERS)
     types = layer_types(cfg, row, n, sources)
     # a length past 2**53 has no exact float64 (10**400 overflowed Phi-3's factor max_pos / L0)
     max_pos = cfg.int("max_position_embeddings", maximum=MAX_LENGTH)

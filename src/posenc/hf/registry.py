@@ -18,6 +18,7 @@ with no row is described as unknown, never guessed.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
@@ -187,6 +188,14 @@ for _mt, _section in (
 ):
     _MODELS[_mt] = _M("mrope_interleaved", sub_config="text_config")
     _MODELS[_mt + "_text"] = _M("mrope_interleaved", mrope_default=_section)
+for _mt in ("qwen3_5_text", "qwen3_5_moe_text"):
+    # their config code: with no layer_types, every full_attention_interval-th layer (4) is
+    # full attention, the others Gated DeltaNet (linear attention)
+    _MODELS[_mt] = replace(
+        _MODELS[_mt],
+        pattern=("full_attention_interval", 4, False),
+        pattern_other="linear_attention",
+    )
 _MODELS["cohere_compass"] = _M("mrope_interleaved", sub_config="text_config")
 _MODELS["cohere_compass_text"] = _M("mrope_interleaved", mrope_default=(24, 20, 20))
 _MODELS["qwen3_omni_moe_text"] = _M("mrope_interleaved", mrope_default=(24, 20, 20))
@@ -298,6 +307,7 @@ for _mt in (
         dim_key="qk_rope_head_dim",
         head_dim_key=("qk_nope_head_dim", "qk_rope_head_dim"),
         nope="no_rope_layers" if _mt == "mistral_large4_text" else None,
+        layers_key="num_layers" if _mt == "longcat_flash" else "num_hidden_layers",
         indexer="half" if _mt == "deepseek_v32" else None,
         notes_en=_DSA_EN if _mt == "deepseek_v32" else (),
         notes_zh=_DSA_ZH if _mt == "deepseek_v32" else (),
@@ -575,6 +585,65 @@ _MODELS["qwen2_5_omni_token2wav"] = _M(
     ),
     notes_zh=(
         "其中唯一带位置的注意力栈是 DiT（dit_config）；BigVGAN 声码器（bigvgan_config）是卷积网络。",
+    ),
+)
+# hybrid models: the config class derives which layers attend (only those rotate)
+_MODELS["bamba"] = _M("partial", layers_rule=("indices", "attn_layer_indices"))
+_MODELS["recurrent_gemma"] = _M(
+    "partial",
+    layers_rule=("cycle", "block_types", ("recurrent", "recurrent", "attention"), "recurrent",
+                 "sliding_attention"),
+)  # fmt: skip
+_MODELS["zamba2"] = _M(
+    "llama",
+    layers_rule=("list", ("linear_attention",) + (("linear_attention",) * 5 + ("hybrid",)) * 7
+                 + ("linear_attention",) * 4 + ("hybrid",) + ("linear_attention",) * 3
+                 + ("hybrid",) + ("linear_attention",) * 2),
+    rope_when=("use_mem_rope", True, False),
+    head_dim_rule=2,
+    notes_en=(
+        "Its hybrid layers run one shared attention block on the concatenation of the hidden "
+        "state and the original embeddings (2 * hidden_size wide): head_dim is 2 * hidden_size "
+        "// num_attention_heads. The Mamba-2 layers take no positions.",
+    ),
+    notes_zh=(
+        "它的混合层在隐藏状态与原始嵌入拼接后的向量（宽 2 * hidden_size）上运行同一个共享注意力块："
+        "head_dim 为 2 * hidden_size // num_attention_heads。Mamba-2 层不使用位置。",
+    ),
+)  # fmt: skip
+_MODELS["granitemoehybrid"] = _M(
+    "llama",
+    layers_rule=("fill", "linear_attention"),
+    rope_when=("position_embedding_type", "rope", None),
+)
+_MODELS["exaone4"] = _M(
+    "llama",
+    pattern=("sliding_window_pattern", 4, False),
+    nope="full_attention",
+    nope_when="sliding_window",
+    notes_en=(
+        "With a sliding_window its full-attention layers do not rotate (only the sliding "
+        "ones do); with sliding_window null every layer rotates.",
+    ),
+    notes_zh=(
+        "设置了 sliding_window 时，它的全注意力层不做旋转（只有滑动窗口层旋转）；"
+        "sliding_window 为 null 时每一层都旋转。",
+    ),
+)
+_MODELS["minimax_m2"] = _M("llama", partial_from="rotary_dim")
+_MODELS["phimoe"] = _M(
+    "llama",
+    mscale_keys=("short_mscale", "long_mscale"),
+    notes_en=(
+        "Its rotary module computes the frequencies without the sequence length: the short "
+        "factors (LongRoPE) at every length; cos and sin are multiplied by short_mscale up to "
+        "original_max_position_embeddings and by long_mscale beyond (max(position_ids) + 1), "
+        "in place of the attention factor.",
+    ),
+    notes_zh=(
+        "它的旋转模块计算频率时不看序列长度：任何长度都用短因子（LongRoPE）；cos 与 sin 在 "
+        "original_max_position_embeddings 以内乘以 short_mscale，超出后（max(position_ids) + 1）"
+        "乘以 long_mscale，取代注意力因子。",
     ),
 )
 # rows written above; the walk's rows follow

@@ -59,11 +59,21 @@ def layer_types(cfg: Config, row: ModelRow, n: int | None, sources: dict[str, st
         out = checked_layer_types(types, n, cfg.name("layer_types"))
     elif n is None:
         raise ValueError(f"{cfg.where} must hold 'num_hidden_layers' or 'layer_types', got neither")
+    elif row.layers_rule is not None:
+        out = derived_layer_types(cfg, row.layers_rule, n, sources)
     else:
-        sources["layers"] = cfg.name("num_hidden_layers")
+        sources["layers"] = cfg.name(row.layers_key)
         out = ["full_attention"] * n
         if row.pattern is not None:
             key, default, first_full = row.pattern
+            if row.nope_when is not None and cfg.get(row.nope_when) is None:
+                # EXAONE 4's config code: a null sliding_window makes the pattern 0, and its
+                # layer_types comprehension then divides by zero
+                raise ValueError(
+                    f"{cfg.name(row.nope_when)} is null and the config has no layer_types: "
+                    f"{cfg.class_name} then derives the layer pattern with {key} = 0 and fails "
+                    "(a division by zero); give layer_types or a sliding_window"
+                )
             every = default if key is None else cfg.int(key, default, maximum=MAX_LAYERS)
             sources["layer pattern"] = (
                 f"one full layer in every {default} (model code)"
@@ -98,6 +108,69 @@ def layer_types(cfg: Config, row: ModelRow, n: int | None, sources: dict[str, st
     return out
 
 
+def derived_layer_types(
+    cfg: Config, rule: tuple[Any, ...], n: int, sources: dict[str, str]
+) -> list[str]:
+    """The layer kinds a config class derives from other keys when the file has no
+    ``layer_types`` (:attr:`ModelRow.layers_rule`), as its ``__init__`` or property does."""
+    how = rule[0]
+    if how == "indices":  # Bamba: attn_layer_indices are attention, the rest Mamba
+        key = rule[1]
+        listed: Any = cfg.get(key)
+        if listed is None:
+            sources["layer_types"] = f"{cfg.name(key)} absent: every layer Mamba (config code)"
+            return ["linear_attention"] * n
+        if isinstance(listed, (str, bytes, Mapping)) or not isinstance(listed, (list, tuple)):
+            raise TypeError(
+                f"{cfg.name(key)} must be a list of layer indices, got {_describe(listed)}"
+            )
+        for i, v in enumerate(listed):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TypeError(f"{cfg.name(key)}[{i}] must be an int, got {_describe(v)}")
+        chosen = {int(v) for v in listed}
+        sources["layer_types"] = (
+            f"{cfg.name(key)}: attention layers, the others Mamba (config code)"
+        )
+        return ["full_attention" if i in chosen else "linear_attention" for i in range(n)]
+    if how == "cycle":  # RecurrentGemma: block_types repeated over the layers
+        _, key, default, linear_block, kind = rule
+        blocks: Any = cfg.get(key, list(default))
+        where = (
+            cfg.name(key) if cfg.raw(key) is not None else f"default {list(default)} (config code)"
+        )
+        if (
+            isinstance(blocks, (str, bytes, Mapping))
+            or not isinstance(blocks, (list, tuple))
+            or not blocks
+            or not all(isinstance(b, str) for b in blocks)
+        ):
+            raise TypeError(
+                f"{where} must be a non-empty list of block names, got {_describe(blocks)}"
+            )
+        cycled = (list(blocks) * 100)[:n]  # as the config class's layers_block_type cuts it
+        if len(cycled) < n:
+            raise ValueError(
+                f"{where} names {len(blocks)} blocks, which {cfg.class_name} repeats 100 times: "
+                f"fewer than the {n} layers, and the model fails on the missing ones"
+            )
+        sources["layer_types"] = f"{where}, repeated over the layers (config code)"
+        return ["linear_attention" if b == linear_block else kind for b in cycled]
+    if how == "list":  # Zamba2: the class's default layers_block_type
+        default = list(rule[1])
+        if len(default) != n:
+            raise ValueError(
+                f"{cfg.name('num_hidden_layers')} = {n}, but without layers_block_type "
+                f"{cfg.class_name} uses its default list of {len(default)} layers; give "
+                "layers_block_type"
+            )
+        sources["layer_types"] = f"{cfg.class_name}'s default layers_block_type (config code)"
+        return checked_layer_types(default, n, sources["layer_types"])
+    if how == "fill":  # GraniteMoeHybrid: every layer Mamba
+        sources["layer_types"] = f"every layer {rule[1]} (config code's default)"
+        return [str(rule[1])] * n
+    raise AssertionError(f"unknown layers_rule {rule!r}")
+
+
 def chunked(
     cfg: Config, row: ModelRow, types: list[str], nope: set[int], sources: dict[str, str]
 ) -> list[str]:
@@ -121,6 +194,24 @@ def nope_layers(cfg: Config, row: ModelRow, types: list[str], sources: dict[str,
         # no rotary embedding is built (CLVP's use_rotary_embedding): no layer rotates
         sources["NoPE layers"] = f"{cfg.name(row.requires)} = False: every layer"
         return set(range(len(types)))
+    if row.rope_when is not None:
+        key, want, default = row.rope_when
+        got = cfg.get(key, default)
+        if got != want:
+            # GraniteMoeHybrid builds no rotary module unless position_embedding_type is
+            # "rope"; Zamba2 rotates only with use_mem_rope
+            sources["NoPE layers"] = (
+                f"{cfg.name(key)} = {got!r}, not {want!r}: every layer (model code)"
+            )
+            return set(range(len(types)))
+        sources["rotates"] = f"{cfg.name(key)} = {want!r} (model code)"
+    if (
+        row.nope == "full_attention"
+        and row.nope_when is not None
+        and cfg.get(row.nope_when) is None
+    ):
+        sources["NoPE layers"] = f"none: {cfg.name(row.nope_when)} is null (model code)"
+        return set()
     if row.nope == "full_attention":
         sources["NoPE layers"] = "full_attention layers (model code)"
         return {i for i, t in enumerate(types) if t == "full_attention"}
@@ -168,6 +259,16 @@ def head_dims(cfg: Config, row: ModelRow, sources: dict[str, str]) -> tuple[int,
     elif cfg.get("head_dim") is not None:
         head_dim = cfg.int("head_dim")
         sources["head_dim"] = cfg.name("head_dim")
+    elif row.head_dim_rule is not None:
+        # the config class derives head_dim when the file has none (Zamba2's doubled width)
+        hidden, heads = cfg.int("hidden_size"), cfg.int("num_attention_heads")
+        if hidden is None or heads is None:
+            raise ValueError(f"{cfg.where} must hold hidden_size and num_attention_heads")
+        head_dim = row.head_dim_rule * hidden // heads
+        factor = f"{row.head_dim_rule} * " if row.head_dim_rule != 1 else ""
+        sources["head_dim"] = (
+            f"{factor}{cfg.name('hidden_size')} // {cfg.name('num_attention_heads')} (config code)"
+        )
     else:
         hidden, heads = cfg.int("hidden_size"), cfg.int("num_attention_heads")
         if hidden is None or heads is None:
@@ -275,8 +376,20 @@ def rotary_layer(
         base, rope_type = _ntk_alpha(params, base, head_dim, where, prefix, sources), "default"
         params = {k: v for k, v in params.items() if k not in ("alpha", "factor")}
     partial = params.get("partial_rotary_factor")
+    derived_key = None
+    if partial is None and row.partial_from is not None and cfg.get(row.partial_from) is not None:
+        # MiniMax-M2's config class: partial_rotary_factor = rotary_dim / head_dim
+        legacy = cfg.int(row.partial_from, maximum=MAX_HEAD_DIM)
+        partial = legacy / head_dim
+        derived_key = f"{cfg.name(row.partial_from)} / head_dim (config code)"
+        if not 0 < partial <= 1:
+            raise ValueError(
+                f"{cfg.name(row.partial_from)} must be at most head_dim = {head_dim}, got {legacy}"
+            )
     if partial is not None:
-        key = entry.origins.get("partial_rotary_factor", f"{where}['partial_rotary_factor']")
+        key = derived_key or entry.origins.get(
+            "partial_rotary_factor", f"{where}['partial_rotary_factor']"
+        )
         if isinstance(partial, bool) or not isinstance(partial, numbers.Real):
             raise TypeError(f"{key} must be a number in (0, 1], got {_describe(partial)}")
         number: Any = partial  # compared as it is: float(10**400) overflows
@@ -372,7 +485,14 @@ def rotary_layer(
         params.pop(row.section_alias, None)
     if row.rotated_heads is not None:
         sources["rotated_heads"] = "model code (its attention rotates the first heads only)"
-    scaling = scaling_of(cfg, params, rope_type, max_pos, ignored)
+    mscale = None
+    if row.mscale_keys is not None:
+        if rope_type != "default":  # the default rope type scales by 1.0 and reads neither
+            mscale = _mscales(params, row.mscale_keys, where, entry.origins)
+            sources[prefix + "mscale"] = (
+                f"{where}['{row.mscale_keys[0]}'], ['{row.mscale_keys[1]}'] by length (model code)"
+            )
+    scaling = scaling_of(cfg, params, rope_type, max_pos, ignored, where=where)
     if scaling is not None:
         sources[prefix + "scaling"] = where
         if "original_max_position_embeddings" in scaling:
@@ -389,7 +509,7 @@ def rotary_layer(
                 f"{cfg.name('max_position_embeddings')} / "
                 f"{sources[prefix + 'original_max_position_embeddings']} (model code)"
             )
-        if rope_type in ("yarn", "longrope"):
+        if rope_type in ("yarn", "longrope") and mscale is None:
             sources[prefix + "attention_factor"] = (
                 f"{where}['attention_factor']"
                 if params.get("attention_factor") is not None
@@ -427,6 +547,7 @@ def rotary_layer(
         angle_sign=row.angle_sign,
         rotated_heads=row.rotated_heads,
         mrope_layout=layout or None,
+        mscale=mscale,
     )
     if rope_type != "proportional":
         _, factor = layer.inv_freq()
@@ -442,9 +563,11 @@ def scaling_of(
     rope_type: str,
     max_pos: int | None,
     ignored: set[str],
+    where: str = "config['rope_parameters']",
 ) -> dict[str, Any] | None:
     """The scaling parameters of a layer in the form :func:`posenc.rope_frequencies` takes
-    (None for plain RoPE); the keys no formula reads go to ``ignored``."""
+    (None for plain RoPE); the keys no formula reads go to ``ignored``. ``where`` names the
+    dict the parameters came from, in refusals."""
     if rope_type == "default":
         ignored.update(k for k in params if k not in _READ_ELSEWHERE)
         return None
@@ -477,12 +600,39 @@ def scaling_of(
     elif rope_type in _NEEDS_ORIGINAL and original is None:
         original = cfg.get("original_max_position_embeddings") or max_pos
         out["original_max_position_embeddings"] = original
-    if rope_type in ("yarn", "longrope") and out.get("factor") is None and max_pos and original:
+    if rope_type == "yarn" and out.get("factor") is None:
+        # transformers' config validation requires it (KeyError: missing 'factor'): a value it
+        # would refuse is never inferred
+        raise ValueError(
+            f"{where}['factor'] must be given with rope_type 'yarn' (transformers requires the "
+            "key and refuses the config without it), got none"
+        )
+    if rope_type == "longrope" and out.get("factor") is None and max_pos and original:
         out["factor"] = max_pos / original  # transformers' fallback
     if rope_type == "longrope" and "factor" in out and "attention_factor" not in out:
         if out["factor"] <= 1.0:
             out["attention_factor"] = 1.0
     return out
+
+
+def _mscales(
+    params: dict[str, Any], keys: tuple[str, str], where: str, origins: Any
+) -> tuple[float, float]:
+    """Phi-3.5-MoE's ``(short_mscale, long_mscale)``, taken out of ``params``: numbers, both
+    required with a scaled rope type (its config class refuses the config otherwise)."""
+    out = []
+    for k in keys:
+        value = params.pop(k, None)
+        name = origins.get(k, f"{where}['{k}']")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(
+                f"{name} must be a number with a scaled rope_type (transformers' config class "
+                f"requires it), got {_describe(value)}"
+            )
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{name} must be finite, got {value}")
+        out.append(float(value))
+    return out[0], out[1]
 
 
 def _plain_number(value: Any) -> Any:

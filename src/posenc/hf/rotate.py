@@ -49,6 +49,9 @@ def rotate(spec: LayerScheme, x: Any, position_ids: Any, *, model_type: str) -> 
     if spec.kind == "nope":
         return x
     inv_freq, factor = frequencies(spec, ids)
+    scale = None
+    if not isinstance(factor, float):  # a factor chosen in the graph (Phi-3.5-MoE's mscale)
+        scale, factor = factor, 1.0
     work = _work_dtype(arr)
     if spec.mrope_layout == "xd":  # HunYuan-VL: per-feature angles, not per pair
         cos, sin = _xd_cos_sin(ids, inv_freq, factor, spec, work)
@@ -56,6 +59,8 @@ def rotate(spec: LayerScheme, x: Any, position_ids: Any, *, model_type: str) -> 
         cos, sin = _mrope_cos_sin(ids, inv_freq, factor, spec, work)
     else:
         cos, sin = _cos_sin(ids[:, None, :], inv_freq, factor, dtype=work)
+    if scale is not None:
+        cos, sin = cos * scale, sin * scale
     if spec.angle_sign == -1:
         sin = -sin
     rot = int(spec.rotary_dim or 0)
@@ -155,6 +160,8 @@ def frequencies(spec: LayerScheme, ids: Any) -> tuple[Any, float]:
     graph. Other rope types: the layer's fixed frequencies.
     """
     inv_freq, factor = spec.inv_freq(None)  # the trained length's; checks the scaling too
+    if spec.mscale is not None and _size(ids):
+        return inv_freq, _mscale(spec, ids, factor)
     if spec.rope_type not in _BY_LENGTH or not _size(ids):
         return inv_freq, factor
     if spec.rope_type == "dynamic" and spec.rotary_dim == 2:
@@ -177,6 +184,32 @@ def frequencies(spec: LayerScheme, ids: Any) -> tuple[Any, float]:
     return frequencies_at(
         spec.rotary_dim, spec.base, spec.scaling, length, name="max(position_ids) + 1"
     )
+
+
+def _mscale(spec: LayerScheme, ids: Any, short: float) -> Any:
+    """Phi-3.5-MoE's factor on cos and sin: ``mscale[1]`` once ``max(ids) + 1`` exceeds the
+    trained length, else ``short`` (``mscale[0]``); a float64 0-d tensor chosen in the graph
+    under tracing."""
+    assert spec.mscale is not None
+    trained = (spec.scaling or {}).get("original_max_position_embeddings")
+    if trained is None:
+        return short
+    if is_torch(ids) and compiling():
+        torch = sys.modules["torch"]
+        longer = ids.to(torch.float64).amax() + 1 > trained
+        long = torch.as_tensor(spec.mscale[1], dtype=torch.float64, device=ids.device)
+        return torch.where(
+            longer, long, torch.as_tensor(short, dtype=torch.float64, device=ids.device)
+        )
+    if is_torch(ids) and ids.device.type == "meta":
+        return short  # no values: the factor does not change a meta tensor
+    top = _largest(ids)
+    if not top < MAX_LENGTH:
+        raise ValueError(
+            "position_ids must be < 2**53 with Phi-3.5-MoE's mscale, which reads "
+            f"max(position_ids) + 1 as the current length, got a largest id of {top}"
+        )
+    return spec.inv_freq(int(top) + 1)[1]
 
 
 def _largest(ids: Any) -> int | float:

@@ -11,6 +11,7 @@ reads them (``read.py``, ``rotary.py``, ``fixed.py``, ``scheme.py``) share one d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["APPLIES_TO", "ROTARY_KINDS", "Convention", "ModelRow"]
 
@@ -211,6 +212,41 @@ class ModelRow:
     nope_interval : int or None
         With ``nope="no_rope_layers"`` and that key empty or missing: every
         ``no_rope_layer_interval``-th layer (default this) is NoPE (Llama 4's config code).
+    layers_rule : tuple or None
+        How the config class derives the layer kinds when the file has no ``layer_types`` (nor
+        an alias of it), as data: ``("indices", key)``: the layers listed in ``config[key]``
+        are full attention, the others linear attention (Bamba's ``attn_layer_indices``; none
+        listed: no layer attends); ``("cycle", key, default, linear_block, kind)``: the
+        block names of ``config[key]`` (else ``default``) repeated over the layers, a block
+        named ``linear_block`` a linear-attention layer, any other a layer of ``kind``
+        (RecurrentGemma's ``block_types``: ``"recurrent"``, else sliding attention); ``("list", default)``: the class's default list
+        (Zamba2's ``layers_block_type``); ``("fill", kind)``: every layer ``kind``
+        (GraniteMoeHybrid: all Mamba).
+    rope_when : tuple or None
+        ``(key, value, default)``: the model builds its rotary module only when
+        ``config[key]`` (else ``default``) equals ``value``; otherwise no layer rotates
+        (GraniteMoeHybrid's ``position_embedding_type``: ``"rope"``, default None; Zamba2's
+        ``use_mem_rope``, default false).
+    nope_when : str or None
+        With ``nope``, the NoPE rule holds only while ``config[nope_when]`` is set (EXAONE 4:
+        with ``sliding_window`` null every layer rotates; set, the full-attention layers do
+        not). The pattern of ``pattern`` is then 0 with the key null: a config with neither
+        the key nor ``layer_types`` is refused, as its config class fails on it.
+    head_dim_rule : int or None
+        With no head dim in the file, the config class derives ``head_dim_rule * hidden_size
+        // num_attention_heads`` (Zamba2's shared attention works on the doubled width: 2).
+    partial_from : str or None
+        A legacy key the config class turns into ``partial_rotary_factor = config[key] /
+        head_dim`` when the file has no ``partial_rotary_factor`` (MiniMax-M2's
+        ``rotary_dim``).
+    mscale_keys : tuple of (str, str) or None
+        LongRoPE as Phi-3.5-MoE's rotary runs it: the short factors at every length, cos and
+        sin multiplied by ``rope_parameters[mscale_keys[0]]`` while ``max(position_ids) + 1``
+        is at most ``original_max_position_embeddings``, by ``rope_parameters[mscale_keys[1]]``
+        beyond (``short_mscale``, ``long_mscale``); both required, as its config class requires.
+    layers_key : str
+        The config key holding the number of layers (``"num_layers"`` for LongCat-Flash,
+        whose config class has no ``num_hidden_layers``).
     notes_en, notes_zh : tuple of str
         Quirks of this model type worth a sentence.
     """
@@ -256,5 +292,12 @@ class ModelRow:
     rotated_heads: int | None = None
     ntk_alpha: bool = False
     section_alias: str | None = None
+    layers_rule: tuple[Any, ...] | None = None
+    rope_when: tuple[str, Any, Any] | None = None
+    nope_when: str | None = None
+    head_dim_rule: int | None = None
+    partial_from: str | None = None
+    mscale_keys: tuple[str, str] | None = None
+    layers_key: str = "num_hidden_layers"
     notes_en: tuple[str, ...] = field(default=())
     notes_zh: tuple[str, ...] = field(default=())
