@@ -215,7 +215,14 @@ _NTK_ALPHA = {"rope_type": "dynamic", "rope_theta": 1e4, "alpha": 1000.0, "facto
 EXTRA = {
     "mimo_v2_flash": {"head_dim": 48},  # partial_rotary_factor 0.334: 48 * 0.334 -> 16
     "bamba": {"attn_layer_indices": [1, 4]},
-    "granitemoehybrid": {"layer_types": ["mamba", "attention"] * 3},
+    # its attention rotates only with position_embedding_type "rope" (the class default is
+    # "nope": nothing rotates)
+    "granitemoehybrid": {
+        "layer_types": ["mamba", "attention"] * 3,
+        "position_embedding_type": "rope",
+    },
+    # the shared attention blocks rotate only with use_mem_rope (default False)
+    "zamba2": {"use_mem_rope": True},
     # its config sets head_dim = qk_nope_head_dim + qk_rope_head_dim, and its rotary rotates
     # head_dim * partial_rotary_factor (= qk_rope_head_dim) features
     "mistral4": {"head_dim": 16},
