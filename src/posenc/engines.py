@@ -548,8 +548,11 @@ def _cell_text(cell: Mapping[str, Any], tokens: int, t: Mapping[str, str]) -> st
             return text
         where = _cause_ref(cell.get("cause"))
         return t["differs"].format(n=cell["first"], where=f"（{where}）" if where else "")
-    message = text.removeprefix("cannot load: ")
-    return t["cannot"].format(message=message)
+    if t is _TEXT["en"]:
+        return text
+    # the engine's own message is English: the Chinese text names the line where there is one
+    where = _cause_ref(cell.get("cause"))
+    return t["cannot"] + (f"（{where}）" if where else "")
 
 
 def _run_lines(model_type: str, t: Mapping[str, str]) -> list[str]:
@@ -582,6 +585,80 @@ def _wrap(text: str, indent: str) -> list[str]:
     )  # fmt: skip
 
 
+_TABLE: dict[str, dict[str, Any]] = {
+    "en": {
+        "head": ["family", "model type", "positions", "what it sets", "llama.cpp", "MLX (mlx-lm)"],
+        "same": "same (max \\|diff\\| {diff:.1g})",
+        "differs": "**differs from position {n}**: {text} (`{where}`)",
+        "differs_bare": "**differs from position {n}**: cause not traced",
+        "cannot": "cannot load: `{message}`",
+        "not_run": "not run",
+        "foot": "Tolerance: {tol:g} x the largest |transformers logit| of the run, float32; "
+        "recorded {date} ({wall:g} s for the whole run). Versions: {versions}.",
+    },
+    "zh": {
+        "head": ["检查点", "模型类型", "位置", "llama.cpp", "MLX（mlx-lm）"],
+        "same": "相同（最大 \\|差\\| {diff:.1g}）",
+        "differs": "**从位置 {n} 起不同**（`{where}`）",
+        "differs_bare": "**从位置 {n} 起不同**（原因未查明）",
+        "cannot": "无法加载：`{message}`",
+        "cannot_at": "无法加载（`{where}`）",
+        "not_run": "未运行",
+        "foot": "容差：该次运行中 transformers 最大 |logit| 的 {tol:g} 倍，float32；"
+        "记录于 {date}（整次运行 {wall:g} 秒）。版本：{versions}。",
+    },
+}
+
+
+def _runs_cell(cell: Mapping[str, Any] | None, t: Mapping[str, Any]) -> str:
+    if cell is None:
+        return t["not_run"]
+    text = str(cell["cell"])
+    if text == "same":
+        bands = [v for v in (cell.get("bands") or {}).values() if v is not None]
+        return t["same"].format(diff=max(bands, default=0.0))
+    if cell.get("first") is not None:
+        cause = cell.get("cause")
+        if not cause:
+            return t["differs_bare"].format(n=cell["first"])
+        return t["differs"].format(n=cell["first"], text=cause["text"], where=_cause_ref(cause))
+    message = text.removeprefix("cannot load: ").replace("`", "'").replace("|", "/")
+    if t is _TABLE["zh"]:  # the message and its cause are English: the line, or the message
+        where = _cause_ref(cell.get("cause"))
+        return t["cannot_at"].format(where=where) if where else t["cannot"].format(message=message)
+    return t["cannot"].format(message=message)
+
+
+def _runs_markdown(lang: str = "en") -> str:
+    """The run matrix (engines_runs.json) as a Markdown table and a line of versions, for the
+    engines page: one row per family, a cell per engine (what the record says, nothing else)."""
+    from ._array import check_choice
+
+    t = _TABLE[check_choice(lang, name="lang", choices=("en", "zh"))]
+    runs = _load_runs()
+    if runs is None:
+        raise FileNotFoundError(f"no run record among {[str(p) for p in RUNS_FILES]}")
+    out = ["| " + " | ".join(t["head"]) + " |", "|" + " --- |" * len(t["head"])]
+    for fam in runs["families"]:
+        cells = [
+            f"`{fam['name']}`",
+            f"`{fam['model_type']}`",
+            f"0..{fam['tokens'] - 1} ({fam['trained']})",
+            # the record describes each family in English: the zh page names it only
+            *([str(fam["what"]).replace("|", "/")] if lang == "en" else []),
+            *(_runs_cell(fam["engines"].get(e), t) for e in RUN_ENGINES),
+        ]
+        out.append("| " + " | ".join(cells) + " |")
+    versions = ", ".join(f"{k} {v}" for k, v in runs["versions"].items())
+    foot = t["foot"].format(
+        tol=runs["tolerance"]["relative"],
+        date=runs["recorded"],
+        wall=runs.get("wall_s", 0),
+        versions=versions,
+    )
+    return "\n".join(out) + "\n\n" + foot
+
+
 _TEXT = {
     "en": {
         "ran": "run (tiny {model_type} checkpoints, float32; logits against transformers',"
@@ -589,7 +666,7 @@ _TEXT = {
         "item": "{engine}, {family}: {cell}",
         "same": "same logits as transformers at positions 0..{last}",
         "differs": "differs from position {n}{where}",
-        "cannot": "cannot load: {message}",
+        "cannot": "cannot load",
         "read": "  read from the engine's source, not run:",
         "title": "In llama.cpp / MLX / vLLM:",
         "gguf": "  llama.cpp: GGUF arch {arch!r}, rope type {kind}",
@@ -612,7 +689,7 @@ _TEXT = {
         "item": "{engine}，{family}：{cell}",
         "same": "在位置 0..{last} 上与 transformers 的 logits 相同",
         "differs": "从位置 {n} 起与 transformers 的 logits 不同{where}",
-        "cannot": "无法加载：{message}",
+        "cannot": "无法加载",
         "read": "  以下读自引擎的源码，未实际运行：",
         "title": "在 llama.cpp / MLX / vLLM 中：",
         "gguf": "  llama.cpp：GGUF 架构 {arch!r}，旋转类型 {kind}",
