@@ -47,6 +47,8 @@ def _not_prose(lines: list[str]) -> set[int]:
             stop = next((j for j in range(i, len(lines)) if "\\]" in lines[j]), len(lines)) + 1
         elif "<!--" in s and "-->" not in s[s.index("<!--") :]:
             stop = next((j for j in range(i + 1, len(lines)) if "-->" in lines[j]), len(lines)) + 1
+        elif s.startswith(":::"):  # mkdocstrings: the identifier and its YAML options
+            stop = next((j for j in range(i, len(lines)) if not lines[j].strip()), len(lines))
         elif TABLE_RULE.match(lines[i]):
             out.add(i - 1)
             stop = next((j for j in range(i, len(lines)) if not lines[j].strip()), len(lines))
@@ -104,6 +106,7 @@ def test_the_source_check_finds_a_wrapped_paragraph(text):
         '如下：\n\n--8<-- "docs_src/rope.md:check"\n--8<-- "docs_src/rope.md:check-2"',
         "硬换行  \n下一行",  # a hard line break
         '---\ndescription: "页面的描述"\n---',  # front matter
+        '::: posenc.sinusoidal\n    options:\n      heading: "posenc.sinusoidal"',  # mkdocstrings
     ],
 )
 def test_the_source_check_passes_what_is_no_wrapped_paragraph(text):
