@@ -391,7 +391,7 @@ def _detail(reason: str, key: str) -> str:
 
 
 # Chinese text: no space next to full-width punctuation or between two Chinese characters
-# (as hooks/zh_lines.py does for the pages' own text; tests/test_zh_lines.py checks the result)
+# (the pages' own zh source is one line per paragraph; tests/test_zh_lines.py checks both)
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 _PUNCT = "\u3000-\u303f\uff00-\uffef\u2018\u2019\u201c\u201d\u2014\u2026"
 _ZH_GAP = re.compile(rf"(?<=[{_PUNCT}])[ \t]+|[ \t]+(?=[{_PUNCT}])|(?<=[{_HAN}])[ \t]+(?=[{_HAN}])")

@@ -49,6 +49,7 @@ HOOKS = Path(__file__).resolve().parent
 # MkDocs puts a hook's folder on sys.path only while it loads the hook: the pages' code and
 # site_figures itself import from here during the build, so the folder stays on it (on_config).
 sys.path.insert(0, str(HOOKS))
+import notebooks  # noqa: E402
 import site_figures as plots  # noqa: E402
 
 sys.path.remove(str(HOOKS))
@@ -122,7 +123,9 @@ def on_pre_build(config, **kwargs):
 def on_page_markdown(markdown, page, **kwargs):
     plots._set_page(page.file.src_uri)
     if plots._store[0] is not None:
-        plots._store[0].page = hashlib.sha256(markdown.encode()).hexdigest()
+        # the page with its included code (docs_src/): a change to an earlier block redraws
+        page_text = notebooks.expand(markdown)
+        plots._store[0].page = hashlib.sha256(page_text.encode()).hexdigest()
     return markdown
 
 

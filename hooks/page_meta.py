@@ -112,7 +112,9 @@ def bibtex(page, lang: str, cff: dict, checked: dict | None) -> str:
     return f"@misc{{{key},\n{body}\n}}"
 
 
-SKIP = re.compile(r"^(#|!!!|\?\?\?|\||[-*+] |>|<|:::|===|\d+\. |\[\^|\$\$|\\\[|    |\t|```|~~~)")
+SKIP = re.compile(
+    r"^(#|!!!|\?\?\?|\||[-*+] |>|<|:::|===|\d+\. |\[\^|\$\$|\\\[|    |\t|```|~~~|--8<--)"
+)
 INLINE_MATH = re.compile(r"\$([^$\n]+)\$|\\\((.+?)\\\)")
 SIMPLE_MATH = re.compile(r"^[\w\s+\-=(),.<>/]*$")
 CJK = r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]"

@@ -1,7 +1,7 @@
 """Reading the Markdown pages as structure: headings with their anchors, fenced code blocks.
 
 Used by test_site.py to hold each English page and its Chinese twin to the same outline, the
-same anchors and byte-identical code blocks.
+same anchors and the same include lines of docs_src/ code.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COPIED = ["docs", "overrides", "hooks", "mkdocs.yml", "src"]
+COPIED = ["docs", "docs_src", "overrides", "hooks", "mkdocs.yml", "src"]
 
 # id -> what it means; tools/ZENSICAL.md explains each (a test holds the two lists equal)
 BLOCKERS = {
