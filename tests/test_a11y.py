@@ -157,7 +157,8 @@ def test_first_view_of_the_heaviest_pages_fits_the_budget(served, tab, built_sit
     """The four pages with the most gzipped HTML (where the math and figures are), opened with an
     empty cache at a phone's viewport and not touched: everything the page and its workers load
     up to network idle, on the wire. The search index and Material's search engine are not part
-    of it: they load when the reader starts searching (overrides/partials/search.html)."""
+    of it: they load when the reader starts searching (docs/assets/posenc-search.js); the page
+    loads only the index's stub (its settings, no documents)."""
     import gzip
 
     base, paths = served
@@ -187,7 +188,7 @@ def test_first_view_of_the_heaviest_pages_fits_the_budget(served, tab, built_sit
         context.close()
         assert base + path in urls, (path, urls)  # the page itself
         assert base + "/assets/posenc-search.js" in urls, urls  # the search worker did start...
-        searching = [u for u in urls if "search_index" in u or "/workers/search." in u]
+        searching = [u for u in urls if "full_index" in u or "/workers/search." in u]
         assert not searching, searching  # ...but loads neither the index nor the search engine
     assert min(weights.values()) > 50 * 1024, weights  # the counting works at all
     worst = max(weights, key=weights.__getitem__)

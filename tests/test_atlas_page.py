@@ -184,7 +184,7 @@ def test_the_built_index_searches_identifiers_whole_and_finds_every_row(built_si
     has its entry, linking to its row."""
     assert built_site.returncode == 0, built_site.log[-3000:]
     for rel, url in (("search", "atlas/"), ("zh/search", "atlas/")):
-        index = json.loads((built_site.path / rel / "search_index.json").read_text("utf-8"))
+        index = json.loads((built_site.path / rel / "full_index.json").read_text("utf-8"))
         separator = re.compile(index["config"]["separator"])
         assert separator.split("rotate_half position_ids") == ["rotate_half", "position_ids"]
         rows = {e["title"]: e["location"] for e in index["docs"] if "#mt-" in e["location"]}

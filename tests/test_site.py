@@ -576,9 +576,9 @@ def test_no_edit_link_without_a_repository(built_site):
 
 def test_search_index_per_language_with_aliases(built_site):
     """One index per language; the Chinese one carries the glossary's aliases."""
-    en = json.loads((built_site.path / "search" / "search_index.json").read_text(encoding="utf-8"))
+    en = json.loads((built_site.path / "search" / "full_index.json").read_text(encoding="utf-8"))
     zh = json.loads(
-        (built_site.path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8")
+        (built_site.path / "zh" / "search" / "full_index.json").read_text(encoding="utf-8")
     )
     assert en["docs"] and zh["docs"]
     assert not any(d["location"].startswith("zh/") for d in en["docs"])
@@ -607,7 +607,7 @@ def test_glossary_identifiers_rank_the_section_that_defines_them(built_site):
         defines = zh_search.definitions(lang)
         assert defines["rope/#pairings"] == ["rotate_half"]
         assert "position_ids" in defines["practice/"]
-        index = json.loads((built_site.path / rel / "search_index.json").read_text("utf-8"))
+        index = json.loads((built_site.path / rel / "full_index.json").read_text("utf-8"))
         fields = index["config"]["fields"]
         assert fields["defines"]["boost"] > fields["title"]["boost"]
         carried = {d["location"]: d["defines"].split() for d in index["docs"] if "defines" in d}

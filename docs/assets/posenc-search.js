@@ -1,7 +1,20 @@
-/* posenc: Material's search worker, with Chinese queries cut into words.
+/* posenc: Material's search worker, loading the index when the reader searches, with Chinese
+ * queries cut into words.
  *
  * hooks/zh_search.py points the page's search worker here, as
- * posenc-search.js?worker=<Material's worker, relative to this file>.
+ * posenc-search.js?worker=<Material's worker>&index=<the language's index>, both relative to this
+ * file (Material's documented way to bring a search of one's own: the worker URL of __config).
+ *
+ * The index loads when the reader starts searching, not with the page (issue 13: the Chinese
+ * index alone is ~250 KiB gzipped, more than half of a page's first view). Material's bundle
+ * fetches search/search_index.json with every page and hands it to the worker (SETUP); the build
+ * writes there a stub, the index's settings without documents (which is all a page opened from a
+ * result, ?h=, needs to highlight), and the documents to search/full_index.json. This worker
+ * answers the stub's SETUP with READY itself, and on the first query fetches the full index,
+ * imports Material's worker (lunr and all), sets it up with the full index and then passes it the
+ * query. The first view of a page loads neither the index nor the search engine, only this file
+ * and the stub (Material's query for the empty search box, sent once the worker is ready, is
+ * answered without it).
  *
  * Material cuts a run of Chinese characters in a query with its own heuristic, which on this site
  * ends in single characters: 长上下文 searched 长, 上 and 下 and highlighted every 下 on the page it
@@ -17,18 +30,16 @@
  * page's result did not match by itself but one of its sections is a model type's row of the
  * atlas (hooks/atlas.py), the page's link carries the query (atlas/?h=mixtral, which
  * assets/posenc.js turns into the row's anchor) instead of opening the page at its top.
- *
- * Material's worker (lunr and all) is imported on the first message, not when the page starts the
- * worker: that message is the search index (SETUP), which overrides/partials/search.html lets
- * Material fetch only once the reader starts searching. The first view of a page then loads
- * neither the index nor the search engine, only this file.
  */
 (() => {
   "use strict"
   const HAN = /\p{sc=Han}/u
   const RUNS = /\p{sc=Han}+/gu
-  const QUERY = 2  // Material's SearchMessageType.QUERY
-  const RESULT = 3  // and .RESULT
+  // Material's SearchMessageType
+  const SETUP = 0
+  const READY = 1
+  const QUERY = 2
+  const RESULT = 3
   const WORD = /^[A-Za-z0-9][\w.]*$/
   const EXACT = 10  // the boost of a query word searched as itself
 
@@ -58,8 +69,7 @@
 
   /* Material's worker, with lunr's index builder taught the index's Chinese words. */
   function load() {
-    const worker = new URL(location.href).searchParams.get("worker")
-    importScripts(new URL(worker, location.href).href)
+    importScripts(new URL(PARAMS.get("worker"), location.href).href)
 
     const build = self.lunr.Builder.prototype.build
     self.lunr.Builder.prototype.build = function () {
@@ -86,29 +96,87 @@
         page.terms = { ...row.terms }
     }
   }
+
+  const PARAMS = new URL(location.href).searchParams
+  let stub = null  // the stub's SETUP message: its settings and options
+  let ready = false  // Material's worker holds the full index
+  let loading = null
+  let replaying = false
+  const queries = []
+
   const post = self.postMessage.bind(self)
   self.postMessage = (message, ...rest) => {
+    if (message && message.type === READY && !ready) {
+      /* Material's worker has the full index: it answers the queries that waited for it (its
+         READY is not passed on: the page had the stub's). */
+      ready = true
+      replay(...queries.splice(0).map(query => ({ ...query, data: queryWords(query.data) })))
+      return
+    }
     if (message && message.type === RESULT) toRows(message.data)
     post(message, ...rest)
   }
 
-  let loaded = false
+  function replay(...messages) {
+    replaying = true
+    try {
+      for (const data of messages)
+        dispatchEvent(new MessageEvent("message", { data }))
+    } finally {
+      replaying = false
+    }
+  }
+
+  /* The full index, and Material's worker set up with it. */
+  function start() {
+    loading = fetch(new URL(PARAMS.get("index"), location.href).href)
+      .then(response => {
+        if (!response.ok)
+          throw new Error(`${response.url}: HTTP ${response.status}`)
+        return response.json()
+      })
+      .then(index => {
+        load()
+        replay({ ...stub, data: { ...stub.data, config: index.config, docs: index.docs } })
+      })
+      .catch(err => {
+        console.warn("posenc search: the index did not load", err)
+        for (const _ of queries.splice(0))
+          post({ type: RESULT, data: { items: [] } })
+        loading = null
+      })
+  }
+
+  function queryWords(query) {
+    return query
+      .replace(RUNS, run => ` ${cut(run).join(" ")} `)
+      .replace(/\s+/g, " ")
+      .trim()
+      .replace(/\S+/g, word => (WORD.test(word) ? `${word} ${word}^${EXACT}` : word))
+  }
+
   addEventListener("message", ev => {
-    if (!loaded) {
-      /* Material's worker adds its own message listener, which this dispatch no longer reaches:
-         hand the message to it (and back to this listener, which runs first) once more. */
-      loaded = true
-      load()
-      ev.stopImmediatePropagation()
-      dispatchEvent(new MessageEvent("message", { data: ev.data }))
+    if (replaying)  // for Material's worker, which listens after this listener
+      return
+    const message = ev.data
+    const query = message && message.type === QUERY && typeof message.data === "string"
+    if (ready) {
+      if (query)  // cut with the index's words, which only the full index knows
+        message.data = queryWords(message.data)
       return
     }
-    const message = ev.data
-    if (message && message.type === QUERY && typeof message.data === "string")
-      message.data = message.data
-        .replace(RUNS, run => ` ${cut(run).join(" ")} `)
-        .replace(/\s+/g, " ")
-        .trim()
-        .replace(/\S+/g, word => (WORD.test(word) ? `${word} ${word}^${EXACT}` : word))
+    ev.stopImmediatePropagation()
+    if (message && message.type === SETUP) {
+      stub = message
+      post({ type: READY })
+    } else if (query && !message.data.trim()) {
+      /* Material asks for "" once the worker is ready (the empty search box): no words, no
+         results, and no reason to load the index yet (Material's worker answers "" so too). */
+      post({ type: RESULT, data: { items: [] } })
+    } else if (query) {
+      queries.push(message)
+      if (!loading)
+        start()
+    }
   })
 })()
