@@ -528,6 +528,7 @@ def test_issue39_a_mlx_lm_reads_rope_parameters_for_qwen3():
     )
     run = next(f for f in RUNS["families"] if f["name"] == "qwen3")
     assert run["spelling"] == "transformers5" and "rope_theta" not in run["config"]
+    assert run["engines"]["mlx"]["cell"] == "same"  # the whole model, logits at 0..383
 
 
 QWEN25_1M = {  # Qwen2.5-7B-Instruct-1M's config.json as transformers 5 writes it
@@ -552,6 +553,12 @@ def test_issue39_b_mlx_lm_drops_qwen25_1m_base_written_by_transformers5():
     assert posenc.engines.MLX_IGNORED_ROPE_PARAMETERS_BASE["qwen2"] == 1e6
     for lang in ("en", "zh"):
         assert "rope_parameters" in posenc.explain_engines(QWEN25_1M, lang).split("vLLM")[1]
+    # the same loss run whole: Llama 3 with its scaling only under rope_parameters differs
+    # from position 1 in MLX (models/llama.py), spelled as transformers 4 wrote it: the same
+    runs = {f["name"]: f["engines"]["mlx"] for f in RUNS["families"]}
+    assert runs["llama3"]["first"] == 1
+    assert runs["llama3"]["cause"]["file"] == "mlx_lm/models/llama.py"
+    assert runs["llama3-legacy"]["cell"] == "same"
 
 
 def test_issue39_c_vllm_runs_olmo2_through_its_transformers_backend():

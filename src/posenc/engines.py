@@ -249,9 +249,11 @@ def gguf_rope(config: Any) -> dict[str, Any]:
         # the converter (conversion/llama.py, generate_extra_tensors) reads the original length
         # from the scaling dict; the config's top-level key fills it only where the dict has
         # none (conversion/base.py), and 8192 where neither has it
+        # the top-level key is checked even where the dict's wins (the converter reads both)
+        top = _length(scheme, "original_max_position_embeddings", "llama.cpp's converter")
         old_len = sc.get("original_max_position_embeddings")
         if old_len is None:
-            old_len = _length(scheme, "original_max_position_embeddings", "llama.cpp's converter")
+            old_len = top
         llama3 = {**sc, "original_max_position_embeddings": 8192 if old_len is None else old_len}
         plain, _ = rope_frequencies(int(layer.rotary_dim), base=float(layer.base))
         scaled, _ = rope_frequencies(int(layer.rotary_dim), base=float(layer.base), scaling=llama3)

@@ -96,6 +96,15 @@ CAUSES: dict[str, tuple[str, str, str]] = {
         "mlx_lm/models/llama4_text.py",
         "self.feed_forward = MLP(",
     ),
+    # read from the code, not confirmed by a variant: the text model is built from text_config
+    # alone, where transformers 5 writes no tie_word_embeddings (it is False at the top level)
+    "qwen2_vl": (
+        "the text model is built from text_config alone; tie_word_embeddings (False, at the "
+        "top level) is not read there, so qwen2's default True ties the output to the "
+        "embedding and the checkpoint's lm_head is refused",
+        "mlx_lm/models/qwen2_vl.py",
+        "self.language_model = qwen2.Model(qwen2.ModelArgs.from_dict(args.text_config))",
+    ),
     "falcon": _NOT_SUPPORTED,
     "falcon-alibi": _NOT_SUPPORTED,
     "mpt": _NOT_SUPPORTED,
