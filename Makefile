@@ -110,6 +110,7 @@ FUZZ_SEED ?= 0
 atlas-fuzz: setup
 	$(BIN)/python -m tools.atlas_fuzz --per-type $(FUZZ_N) --seed $(FUZZ_SEED) --write-findings \
 		--out build/atlas_fuzz/report.json
+	POSENC_FUZZ_ALL=1 $(BIN)/python -m pytest -q -p no:randomly tests/test_atlas_fuzz.py
 
 # Refreshes the locks: every package to its newest release within pyproject.toml's ranges and
 # requirements/constraints.txt (`make lock UPGRADE=` re-resolves and keeps what it can, e.g.
