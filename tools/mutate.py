@@ -41,7 +41,11 @@ MODULES = {
     "attention": ["tests/test_attention.py"],
     "positions": ["tests/test_positions.py"],
     "relative": ["tests/test_relative.py"],
-    "_array": ["tests/test_sinusoidal_hostile.py", "tests/test_sinusoidal.py", "tests/test_naive.py"],
+    "_array": [
+        "tests/test_sinusoidal_hostile.py",
+        "tests/test_sinusoidal.py",
+        "tests/test_naive.py",
+    ],
 }
 
 SWAP = {

@@ -63,6 +63,26 @@ def compiling() -> bool:
     return bool(compiler.is_compiling())
 
 
+def functorch_active() -> bool:
+    """True inside a torch.func transform (grad, vmap, jacfwd, functionalize, ...)."""
+    fn = _TRANSFORMS_ACTIVE[0]
+    if fn is None:
+        fn = _TRANSFORMS_ACTIVE[0] = _transforms_active()
+    return bool(fn())
+
+
+_TRANSFORMS_ACTIVE: list[Any] = [None]  # the test below, looked up once (torch imported by then)
+
+
+def _transforms_active() -> Any:
+    """``torch._C._are_functorch_transforms_active`` (private; torch 2.0 and later), else a
+    function that always answers True: without the test the fast path would be unsafe to take
+    inside a transform, so the functional path runs everywhere (slower, never wrong)."""
+    torch = sys.modules["torch"]
+    fn = getattr(torch._C, "_are_functorch_transforms_active", None)
+    return fn if callable(fn) else (lambda: True)
+
+
 def traced_constant(fn: Any) -> Any:
     """Decorator: under torch.compile the call runs once, at trace time, and its result is a
     constant of the graph (no NumPy op is traced, so a ``torch.set_default_device`` mode cannot
@@ -271,7 +291,7 @@ def as_positions(positions: Any, *, name: str = "positions") -> tuple[Any, bool]
             positions.is_floating_point()
             and positions.device.type != "meta"
             and not compiling()
-            and not _functorch_active()  # vmap cannot read values
+            and not functorch_active()  # vmap cannot read values
             and not bool(torch.isfinite(_stored(positions, positions.stride())).all())
         ):
             raise ValueError(f"{name} must be finite, got a tensor holding inf or nan")
@@ -305,12 +325,6 @@ def _stored(a: Any, strides: Any) -> Any:
     if all(st != 0 for st in strides):
         return a
     return a[tuple(slice(0, 1) if st == 0 else slice(None) for st in strides)]
-
-
-def _functorch_active() -> bool:
-    from ._rope_torch import functorch_active
-
-    return functorch_active()
 
 
 def result_dtype(dtype: Any, *, torch_out: bool, torch_hint: str | None = None) -> Any:

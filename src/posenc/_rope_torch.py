@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from ._array import compiling
+from ._array import compiling, functorch_active
 from .sinusoidal import _NumpyOps, _TorchOps
 
 # Slab size (in the work dtype) of the float16/bfloat16 paths: the slab, its float32 copy and
@@ -122,26 +122,6 @@ def eager(x: Any, *others: Any) -> bool:
     return not (
         torch.is_grad_enabled() and any(t.requires_grad for t in (x, *others) if t is not None)
     )
-
-
-def functorch_active() -> bool:
-    """True inside a torch.func transform (grad, vmap, jacfwd, functionalize, ...)."""
-    fn = _TRANSFORMS_ACTIVE[0]
-    if fn is None:
-        fn = _TRANSFORMS_ACTIVE[0] = _transforms_active()
-    return bool(fn())
-
-
-_TRANSFORMS_ACTIVE: list[Any] = [None]  # the test below, looked up once (torch imported by then)
-
-
-def _transforms_active() -> Any:
-    """``torch._C._are_functorch_transforms_active`` (private; torch 2.0 and later), else a
-    function that always answers True: without the test the fast path would be unsafe to take
-    inside a transform, so the functional path runs everywhere (slower, never wrong)."""
-    torch = sys.modules["torch"]
-    fn = getattr(torch._C, "_are_functorch_transforms_active", None)
-    return fn if callable(fn) else (lambda: True)
 
 
 def work_dtype(x: Any) -> Any:

@@ -48,6 +48,7 @@ from ._array import (
     check_dim,
     check_scalar,
     compiling,
+    functorch_active,
     is_count,
     result_dtype,
     traced_constant,
@@ -423,8 +424,6 @@ class _TorchOps:
         return dtype if dtype in (t.float32, t.float64) else t.float32
 
     def functional(self) -> bool:
-        from ._rope_torch import functorch_active
-
         return functorch_active()
 
     def join(self, s: Any, c: Any, layout: Any) -> Any:
