@@ -4,8 +4,9 @@
  * this carries the reader's place along: the section being read, by the id of its heading
  * (headings share their { #anchor } across languages; tests/test_site.py holds them so):
  * /rope/ scrolled down to "Pairings" -> /zh/rope/#pairings, with or without a hash in the URL.
- * The section is the last heading above the upper third of the screen, taken when the link is
- * used (pointer, tap or keyboard); near the top of a page there is no hash.
+ * The section is the one the URL names until the reader scrolls, then the last heading above the
+ * upper third of the screen, taken when the link is used (pointer, tap or keyboard); near the
+ * top of a page there is no hash.
  * An explorer's settings, kept in the query string (assets/explorers/common.js), go along too.
  */
 (() => {
@@ -23,8 +24,17 @@
     }
     return id ? `#${encodeURIComponent(id)}` : ""
   }
+  // a reader who came to a section by its link (/rope/#pairings) and has not scrolled since is
+  // at that section, whatever lazily drawn blocks above did to the scroll position meanwhile
+  let moved = false
+  for (const type of ["wheel", "touchmove", "keydown"])
+    addEventListener(type, () => { moved = true }, { passive: true, once: true })
+  const own = () => {
+    const id = decodeURIComponent(location.hash.slice(1))
+    return !moved && id && document.getElementById(id) ? location.hash : ""
+  }
   const carry = () => {
-    const hash = place()
+    const hash = own() || place()
     for (const link of document.querySelectorAll("a.md-select__link[hreflang]")) {
       const target = new URL(link.getAttribute("href"), location.href)
       target.hash = hash
